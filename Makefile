@@ -1,0 +1,39 @@
+# ttt-lab: every target creates or updates the virtual environment when it needs to.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.DEFAULT_GOAL := help
+.PHONY: help install test test-slow run bench lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ttt-lab needs Python 3.11 or newer; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]' 2>&1 | grep -v "is ignored" || true
+	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis'
+	touch $(STAMP)
+
+install: $(STAMP)  ## create/update the virtual environment (.venv)
+
+test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded)
+	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)  ## run the slow end-to-end tests
+	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
+
+run: $(STAMP)  ## the main job on the embedded defaults
+	$(VENV)/bin/ttt-lab eval
+
+bench: $(STAMP)  ## environment and solver benchmarks
+	$(PY) benchmarks/bench_env.py
+
+lint: $(STAMP)  ## ruff
+	$(VENV)/bin/ruff check .
+
+clean:  ## remove the virtual environment and caches (keeps runs/)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

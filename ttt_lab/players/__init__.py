@@ -1,0 +1,1 @@
+"""Players: things that answer a batch of conversations with a batch of replies."""
