@@ -33,8 +33,22 @@ class Turn(Protocol):
 
 class Episode:
     __slots__ = (
-        "example", "env", "opponent", "messages", "board", "state", "model_mark", "shown",
-        "moves", "model_turns", "in_format", "invalid", "invalid_kinds", "outcome", "_key", "_table",
+        "_key",
+        "_table",
+        "board",
+        "env",
+        "example",
+        "in_format",
+        "invalid",
+        "invalid_kinds",
+        "messages",
+        "model_mark",
+        "model_turns",
+        "moves",
+        "opponent",
+        "outcome",
+        "shown",
+        "state",
     )
 
     def __init__(self, example: Example, env: EnvConfig, opponent: Opponent) -> None:

@@ -1,10 +1,10 @@
 """Reading a move from one model message. Parsing never raises and always classifies.
 
-The move is the content of the *last* complete `<move>...</move>` tag of the current
-message; a `<move>` opened after it and never closed makes the reply invalid (the model
-changed its mind and did not finish). Only ASCII digits count as a number, so full-width
-or other Unicode digits are "not a number". The format check is separate: a reply is in
-format when it is exactly [<think>...</think>] <move>N</move> with one tag of each.
+The move is read from the *last* `<move>` tag of the current message, up to the first
+`</move>` after it; a last `<move>` that is never closed makes the reply invalid (the
+model changed its mind and did not finish), and stray closing tags are ignored. Only
+ASCII digits count as a number, so full-width or other Unicode digits are "not a number".
+The format check is separate: a reply is in format when it is exactly [<think>...</think>] <move>N</move> with one tag of each.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _read_cell(content: str) -> tuple[str, int | None]:
     if not _INTEGER.fullmatch(content):
         return NOT_A_NUMBER, None
     digits = content.lstrip("0") or "0"
-    if content.startswith("-") or len(digits) > 1:
+    if content.startswith("-") or len(digits) > 1 or digits == "9":
         return OUT_OF_RANGE, None
     return OK, int(digits)
 
@@ -70,13 +70,14 @@ def parse(text: str, board: str, think: str = "optional") -> Parsed:
     if not isinstance(text, str):
         return Parsed(NO_TAG, None, False)
     fmt = in_format(text, think)
-    end = text.rfind(_CLOSE)
-    start = text.rfind(_OPEN, 0, end) if end >= 0 else -1
+    start = text.rfind(_OPEN)
     if start < 0:
-        return Parsed(UNCLOSED_TAG if _OPEN in text else NO_TAG, None, fmt)
-    if text.find(_OPEN, end) >= 0:
+        return Parsed(NO_TAG, None, fmt)
+    start += len(_OPEN)
+    end = text.find(_CLOSE, start)
+    if end < 0:
         return Parsed(UNCLOSED_TAG, None, fmt)
-    kind, cell = _read_cell(text[start + len(_OPEN) : end])
+    kind, cell = _read_cell(text[start:end])
     if kind == OK and board[cell] != ".":
         return Parsed(OCCUPIED, cell, fmt)
     return Parsed(kind, cell, fmt)
