@@ -4,7 +4,8 @@ The move is read from the *last* `<move>` tag of the current message, up to the 
 `</move>` after it; a last `<move>` that is never closed makes the reply invalid (the
 model changed its mind and did not finish), and stray closing tags are ignored. Only
 ASCII digits count as a number, so full-width or other Unicode digits are "not a number".
-The format check is separate: a reply is in format when it is exactly [<think>...</think>] <move>N</move> with one tag of each.
+The format check is separate: a reply is in format when it is exactly
+[<think>...</think>] <move>N</move>, with one tag of each.
 """
 
 from __future__ import annotations
