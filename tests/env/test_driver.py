@@ -104,3 +104,14 @@ def test_game_records_are_byte_identical_in_two_processes() -> None:
     ]
     assert outs[0] == outs[1]
     assert len(outs[0].splitlines()) == 300
+
+
+def test_per_game_seeding_gives_repeated_examples_different_dice() -> None:
+    ex = make_dataset(DatasetConfig(size=1, p_min=1.0, p_max=1.0, num_strata=1), 2)[0]
+    env, opp = EnvConfig(), RandomOpponent()
+    same = play_games(minimax_player(tie_break="first"), [ex] * 20, env, opp)
+    assert len({tuple(r.moves) for r in same}) == 1
+    diff = play_games(minimax_player(tie_break="first"), [ex] * 20, env, opp, opponent_seeding="per_game")
+    assert len({tuple(r.moves) for r in diff}) > 5
+    again = play_games(minimax_player(tie_break="first"), [ex] * 20, env, opp, opponent_seeding="per_game")
+    assert [r.moves for r in again] == [r.moves for r in diff]

@@ -15,6 +15,9 @@ from ttt_lab.env.episode import Episode, Turn
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
+from ttt_lab.game.seeding import derive_seed
+
+PER_GAME_SALT = 0x9A3E_5EED
 
 
 class Player(Protocol):
@@ -30,17 +33,26 @@ def play_games(
     *,
     max_batch: int | None = None,
     on_finished: Callable[[int], None] | None = None,
+    opponent_seeding: str = "per_example",
+    game_offset: int = 0,
 ) -> list[GameRecord]:
     """Play one game per example; records come back in the order of `examples`.
 
     `max_batch` bounds how many games are in flight at once (memory for model players);
     `on_finished(n)` is called after each round with the number of games just finished.
+    With `opponent_seeding='per_game'` game i (counted from `game_offset`) gets its own
+    opponent stream instead of the example's, so repeated examples meet different dice.
     """
     env.validate()
     records: list[GameRecord] = []
     chunk = max_batch or len(examples) or 1
     for start in range(0, len(examples), chunk):
-        episodes = [Episode(ex, env, opponent) for ex in examples[start : start + chunk]]
+        part = examples[start : start + chunk]
+        if opponent_seeding == "per_game":
+            seeds = [derive_seed(ex.seed ^ PER_GAME_SALT, game_offset + start + i) for i, ex in enumerate(part)]
+        else:
+            seeds = [None] * len(part)
+        episodes = [Episode(ex, env, opponent, s) for ex, s in zip(part, seeds, strict=True)]
         active = episodes
         while active:
             replies = player.respond(active)

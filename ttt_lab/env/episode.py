@@ -34,6 +34,7 @@ class Turn(Protocol):
 class Episode:
     __slots__ = (
         "_key",
+        "_opp_seed",
         "_table",
         "board",
         "env",
@@ -51,8 +52,11 @@ class Episode:
         "state",
     )
 
-    def __init__(self, example: Example, env: EnvConfig, opponent: Opponent) -> None:
+    def __init__(self, example: Example, env: EnvConfig, opponent: Opponent, opponent_seed: int | None = None) -> None:
+        """`opponent_seed` replaces the example's seed for the opponent's choices (the
+        unseeded-opponent ablation gives every game its own)."""
         self.example, self.env, self.opponent = example, env, opponent
+        self._opp_seed = example.seed if opponent_seed is None else opponent_seed
         self._table = table()
         self.state, self.board = 0, self._table.boards[0]
         self.model_mark = "X" if example.model_first else "O"
@@ -61,7 +65,7 @@ class Episode:
         self.model_turns = self.in_format = self.invalid = 0
         self.invalid_kinds: dict[str, int] = {}
         self.outcome: str | None = None
-        self._key = opponent.key(example.seed) if isinstance(opponent, TableOpponent) else None
+        self._key = opponent.key(self._opp_seed) if isinstance(opponent, TableOpponent) else None
         first = None if example.model_first else self._opponent_move()
         self.messages = [
             {"role": "system", "content": prompts.system_prompt(self.shown, env.think)},
@@ -88,7 +92,7 @@ class Episode:
         if self._key is not None:
             cell = self.opponent.reply_state(self.state, self._key, self.example.p_random)
         else:
-            cell = self.opponent.reply(self.board, self.example.seed)
+            cell = self.opponent.reply(self.board, self._opp_seed)
             if cell not in self._table.legal[self.state]:
                 raise ValueError(f"opponent {self.opponent!r} played illegal cell {cell!r} on {self.board!r}")
         self._apply(cell, "opponent")

@@ -1,0 +1,155 @@
+"""The `ttt-lab` command line. Thin: every heavy import happens inside the command that needs it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="ttt-lab",
+    help="Experiments, sweeps and audits for RL on tic-tac-toe. Config is Hydra: pass key=value overrides.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the composed configuration.", no_args_is_help=True)
+runs_app = typer.Typer(help="Runs in the tracking store.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+app.add_typer(runs_app, name="runs")
+
+_state = {"debug": False}
+Overrides = Annotated[
+    list[str] | None,
+    typer.Argument(help="Hydra overrides: key=value, group=option, +key=value, ~key; short names such as "
+                   "batch_size=256 work.", show_default=False),
+]
+
+
+@app.callback()
+def main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+def _run(fn: Callable[[], Any]) -> Any:
+    """Run a command body; expected failures become one paragraph on stderr and exit code 2."""
+    from ttt_lab.errors import TttLabError
+
+    try:
+        return fn()
+    except TttLabError as e:
+        if _state["debug"]:
+            raise
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        print("\nInterrupted; nothing written so far was lost.", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
+def _console():
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+@config_app.command("show")
+def config_show(
+    overrides: Overrides = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Only the keys that differ from the defaults.")] = False,
+) -> None:
+    """Print the resolved configuration.
+
+    Example: `ttt-lab config show experiment=published batch_size=512 --diff`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.config_show import show
+
+        show(overrides or [], diff, _console())
+
+    _run(body)
+
+
+@app.command("eval")
+def eval_(overrides: Overrides = None) -> None:
+    """Evaluate a player against an opponent suite (win/draw/loss with 95 % intervals).
+
+    Example: `ttt-lab eval player=random eval.suite=quick games=500`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.evaluate import evaluate
+
+        evaluate(overrides or [], _console())
+
+    _run(body)
+
+
+@app.command("play")
+def play(
+    overrides: Overrides = None,
+    watch: Annotated[bool, typer.Option("--watch", help="Watch the configured player play the opponent.")] = False,
+    first: Annotated[str, typer.Option(help="Who moves first: human (or the player with --watch) | opponent.")]
+    = "human",
+    against: Annotated[str, typer.Option(help="The other side: opponent (the config's) | player.")] = "opponent",
+    delay: Annotated[float, typer.Option(help="Seconds between moves with --watch.")] = 0.0,
+) -> None:
+    """Play a game in the terminal, or watch one.
+
+    Example: `ttt-lab play opponent=minimax_first --first opponent`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.play import play_game
+
+        play_game(overrides or [], watch=watch, first=first, against=against, delay=delay, console=_console())
+
+    _run(body)
+
+
+@app.command("ui")
+def ui(
+    overrides: Overrides = None,
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 5000,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+) -> None:
+    """Serve the MLflow UI on the project's tracking store; Ctrl-C stops it.
+
+    Example: `ttt-lab ui --port 5001`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.ui import serve
+
+        serve(overrides or [], host, port, _console())
+
+    _run(body)
+
+
+@runs_app.command("list")
+def runs_list(
+    overrides: Overrides = None,
+    limit: Annotated[int, typer.Option(help="How many runs to show.")] = 20,
+) -> None:
+    """The latest runs: id, experiment, key params and metrics, status.
+
+    Example: `ttt-lab runs list --limit 5`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.runs import list_runs
+
+        list_runs(overrides or [], limit, _console())
+
+    _run(body)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,1 @@
+"""Bodies of the CLI commands, imported only when their command runs."""

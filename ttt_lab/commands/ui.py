@@ -1,0 +1,91 @@
+"""`ttt-lab ui`: the MLflow UI on the project's store, started and stopped cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from rich.console import Console
+
+from ttt_lab.config.load import load
+from ttt_lab.errors import TttLabError
+
+
+class UiError(TttLabError):
+    pass
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the server's process group (twice if needed, MLflow can ignore the first), then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    try:  # workers left in the group after the leader exited
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
+    cfg = load(overrides).cfg
+    if not cfg.tracking.uri.startswith("sqlite:///"):
+        raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
+    if not port_free(host, port):
+        raise UiError(f"port {port} on {host} is already in use. Stop what uses it or pick another: "
+                      f"`ttt-lab ui --port {port + 1}`.")
+    from ttt_lab.tracking.store import open_store
+
+    open_store(cfg.tracking.uri, cfg.tracking.artifacts)  # creates and migrates the store if new
+    artifacts = Path(cfg.tracking.artifacts).resolve()
+    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
+           "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
+    env = os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    url = f"http://{host}:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while not _ready(url):
+            if proc.poll() is not None:
+                err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()[-3:]
+                raise UiError(f"the MLflow server exited during start-up: {' '.join(err)}")
+            if time.monotonic() > deadline:
+                raise UiError("the MLflow server did not answer within 90 s; try again with --debug.")
+            time.sleep(0.2)
+        console.print(f"MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri}); Ctrl-C to stop.", highlight=False)
+        proc.wait()
+    except KeyboardInterrupt:
+        console.print("stopping the MLflow UI...")
+    finally:
+        stop(proc)

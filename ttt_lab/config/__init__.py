@@ -1,0 +1,1 @@
+"""Configuration: the typed schema, Hydra composition, short names for overrides."""

@@ -1,0 +1,44 @@
+"""Objects from settings: opponents (built-in or a user's class through `_target_`)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from ttt_lab.config.schema import OpponentConfig, SuiteEntry
+from ttt_lab.errors import InvalidSetting
+from ttt_lab.game.opponents import MinimaxOpponent, Opponent, RandomOpponent
+
+
+def _import(path: str) -> type:
+    module, _, name = path.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise InvalidSetting(
+            "opponent._target_", path, f"an importable class path such as my_package.module.MyOpponent ({e})"
+        ) from e
+    if not inspect.isclass(obj):
+        raise InvalidSetting("opponent._target_", path, "a class, not a function or module")
+    return obj
+
+
+def build_opponent(cfg: OpponentConfig) -> Opponent:
+    """Instantiate `cfg._target_` with the fields its constructor accepts, plus `params`."""
+    cls = _import(cfg._target_)
+    accepted = inspect.signature(cls).parameters
+    kwargs = {k: getattr(cfg, k) for k in ("tie_break", "scoring", "p_random") if k in accepted}
+    kwargs.update(cfg.params)
+    try:
+        opponent = cls(**kwargs)
+    except TypeError as e:
+        raise InvalidSetting("opponent.params", dict(cfg.params), f"arguments that {cls.__name__} accepts ({e})") from e
+    if not callable(getattr(opponent, "reply", None)):
+        raise InvalidSetting("opponent._target_", cfg._target_, "a class with a reply(board, seed) -> int method")
+    return opponent
+
+
+def suite_opponent(entry: SuiteEntry) -> Opponent:
+    if entry.opponent == "random":
+        return RandomOpponent()
+    return MinimaxOpponent(tie_break=entry.tie_break, scoring=entry.scoring, p_random=entry.p_random)

@@ -1,0 +1,143 @@
+"""Compose the configuration with Hydra and turn it into validated, typed settings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ttt_lab.config import overrides as ov
+from ttt_lab.config.schema import Config, validate
+from ttt_lab.errors import TttLabError
+
+HASH_EXCLUDED = ("tracking", "home")
+
+
+class ConfigError(TttLabError):
+    pass
+
+
+@dataclass(frozen=True)
+class Loaded:
+    cfg: Config
+    """Typed, validated settings."""
+    tree: dict[str, Any]
+    """The resolved config as plain containers (what is logged and hashed)."""
+    overrides: list[str]
+    """The overrides as given."""
+    resolved_overrides: list[str]
+    """The overrides with short names rewritten to full keys."""
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.tree)
+
+
+def conf_dir() -> Path:
+    env = os.environ.get("TTT_LAB_CONF")
+    path = Path(env) if env else Path(__file__).resolve().parents[2] / "conf"
+    if not (path / "config.yaml").is_file():
+        raise ConfigError(
+            f"no config.yaml in {path}. Run ttt-lab from a checkout of the project, or point "
+            "TTT_LAB_CONF at a copy of its conf/ folder."
+        )
+    return path
+
+
+def groups() -> list[str]:
+    return sorted(p.name for p in conf_dir().iterdir() if p.is_dir())
+
+
+@cache
+def _register() -> None:
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="base_config", node=Config)
+
+
+def aliases() -> dict[str, list[str]]:
+    from omegaconf import OmegaConf
+
+    path = conf_dir() / "aliases.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else {}  # type: ignore[return-value]
+
+
+def compose_tree(overrides: list[str]) -> Any:
+    """Hydra composition; Hydra's errors become one-paragraph `ConfigError`s."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException, MissingConfigException
+    from omegaconf.errors import OmegaConfBaseException
+
+    _register()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="ttt-lab"):
+            return compose(config_name="config", overrides=overrides)
+    except MissingConfigException as e:
+        options = ", ".join(e.options or [])
+        raise ConfigError(
+            f"{_first_line(e)}. Choose one of: {options}." if options else f"{_first_line(e)}."
+        ) from e
+    except (HydraException, OmegaConfBaseException) as e:
+        raise ConfigError(_explain(e)) from e
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0].rstrip(".")
+
+
+def _explain(e: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    cause = e.__cause__
+    if cause is not None and str(cause).strip():
+        detail = " ".join(line.strip() for line in str(cause).splitlines() if line.strip())
+        if detail not in text:
+            text = f"{text}: {detail}"
+    return (
+        f"the configuration could not be composed: {text}. Check the key and value against "
+        "`ttt-lab config show`; override syntax is key=value, +key=value to add, ~key to delete."
+    )
+
+
+def load(overrides: list[str] | None = None) -> Loaded:
+    """Compose, resolve short names, type-check and validate the configuration."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    overrides = list(overrides or [])
+    plain = [o for o in overrides if not _is_short(o)]
+    base = compose_tree(plain)
+    resolved = overrides
+    if len(plain) != len(overrides):
+        tree = OmegaConf.to_container(base, resolve=False)
+        resolved = ov.resolve(overrides, aliases(), tree, groups())  # type: ignore[arg-type]
+        base = compose_tree(resolved)
+    try:
+        tree = OmegaConf.to_container(base, resolve=True)
+        cfg = OmegaConf.to_object(base)
+    except OmegaConfBaseException as e:
+        raise ConfigError(_explain(e)) from e
+    assert isinstance(cfg, Config)
+    validate(cfg)
+    return Loaded(cfg, tree, overrides, resolved)  # type: ignore[arg-type]
+
+
+def _is_short(override: str) -> bool:
+    parts = ov.split(override)
+    if parts is None or "." in parts[1]:
+        return False
+    return parts[1] not in Config.__dataclass_fields__ and parts[1] not in groups()
+
+
+def config_hash(tree: dict[str, Any]) -> str:
+    """Hash of everything that decides results (tracking location and paths excluded)."""
+    kept = {k: v for k, v in tree.items() if k not in HASH_EXCLUDED}
+    blob = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def defaults_tree() -> dict[str, Any]:
+    return load([]).tree

@@ -1,0 +1,221 @@
+"""The typed schema of the whole configuration: the one source of truth for defaults.
+
+Registered in Hydra's ConfigStore as `base_config`; the YAML files under `conf/` only
+select groups and override values. `validate()` checks ranges and choices that types
+alone cannot express, naming the dotted key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ttt_lab.env.settings import DatasetConfig, EnvConfig, _integer, _number, _one_of
+from ttt_lab.errors import InvalidSetting
+
+PLAYER_KINDS = ("scripted", "hf", "openai")
+SCRIPTED_POLICIES = ("minimax", "random")
+SEEDINGS = ("per_example", "per_game")
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
+OPPONENT_KINDS = ("minimax", "random")
+
+
+@dataclass
+class OpponentConfig:
+    _target_: str = "ttt_lab.game.opponents.MinimaxOpponent"
+    """Any class with `reply(board, seed) -> int`; built-ins take the fields below."""
+    tie_break: str = "random"
+    scoring: str = "value"
+    p_random: float = 0.0
+    """Used where no example sets it (e.g. `play`); datasets and eval suites set their own."""
+    seeding: str = "per_example"
+    """per_example: replies derive from (example seed, position), so the rollouts of one
+    example meet the same opponent; per_game: every game gets its own stream (ablation)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for a user-defined opponent class."""
+
+
+@dataclass
+class PlayerConfig:
+    kind: str = "scripted"
+    policy: str = "minimax"
+    """Scripted players only: minimax | random."""
+    tie_break: str = "random"
+    p_random: float = 0.0
+    think: bool = True
+    temperature: float = 0.0
+    """0 means greedy decoding."""
+    max_new_tokens: int = 128
+    batch_size: int = 64
+    base_url: str = "http://127.0.0.1:8000/v1"
+    served_model: str = ""
+    """Model name sent to an OpenAI-compatible endpoint; defaults to `model.path`."""
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    max_retries: int = 2
+    timeout_s: float = 30.0
+
+
+@dataclass
+class LoraConfig:
+    r: int = 0
+    """0 trains all weights; > 0 trains LoRA adapters of this rank."""
+    alpha: int = 16
+    dropout: float = 0.0
+
+
+@dataclass
+class ModelConfig:
+    name: str = "tiny"
+    path: str = ""
+    """Hub id or local checkpoint; empty for `tiny`, which is built offline under runs/models."""
+    dtype: str = "float32"
+    device: str = "cpu"
+    hidden_size: int = 128
+    num_layers: int = 4
+    num_heads: int = 4
+    intermediate_size: int = 512
+    lora: LoraConfig = field(default_factory=LoraConfig)
+
+
+@dataclass
+class PhaseConfig:
+    name: str = "rl"
+    steps: int = 50
+    batch_size: int = 64
+    """Games per optimizer update = prompts x num_generations."""
+    num_generations: int = 8
+    learning_rate: float = 5e-5
+    temperature: float = 1.0
+    loss_type: str = "dapo"
+    epsilon_high: float | None = None
+    p_min: float | None = None
+    p_max: float | None = None
+    num_strata: int | None = None
+    """Opponent-strength range and strata of this phase; unset means `dataset.*`."""
+
+
+@dataclass
+class SftConfig:
+    enabled: bool = True
+    num_games: int = 200
+    teacher_p_random: float = 0.1
+    filter_losses: bool = True
+    filter_format_errors: bool = True
+    epochs: int = 2
+    learning_rate: float = 1e-3
+
+
+@dataclass
+class TrainConfig:
+    sft: SftConfig = field(default_factory=SftConfig)
+    phases: list[PhaseConfig] = field(default_factory=lambda: [PhaseConfig()])
+    budget_games: int | None = None
+    """When set, each phase runs budget_games / batch_size steps (fair batch-size studies)."""
+    eval_every: int = 0
+
+
+@dataclass
+class SuiteEntry:
+    name: str = "optimal"
+    opponent: str = "minimax"
+    tie_break: str = "random"
+    scoring: str = "value"
+    p_random: float = 0.0
+
+
+def _default_suites() -> dict[str, list[SuiteEntry]]:
+    return {
+        "default": [
+            SuiteEntry("random", opponent="random"),
+            SuiteEntry("optimal"),
+            SuiteEntry("minimax_p25", p_random=0.25),
+            SuiteEntry("minimax_p50", p_random=0.5),
+        ],
+        "quick": [SuiteEntry("random", opponent="random"), SuiteEntry("optimal")],
+        "tiebreak": [
+            SuiteEntry("optimal_first", tie_break="first"),
+            SuiteEntry("optimal_last", tie_break="last"),
+            SuiteEntry("optimal_random"),
+        ],
+    }
+
+
+@dataclass
+class EvalConfig:
+    suite: str = "default"
+    games: int = 200
+    """Games per opponent of the suite, split evenly over who moves first."""
+    batch_size: int = 256
+    transcript: bool = True
+    suites: dict[str, list[SuiteEntry]] = field(default_factory=_default_suites)
+
+
+@dataclass
+class TrackingConfig:
+    enabled: bool = True
+    uri: str = "sqlite:///${home}/mlflow.db"
+    artifacts: str = "${home}/mlartifacts"
+    experiment: str = "ttt-lab"
+
+
+@dataclass
+class Config:
+    seed: int = 0
+    home: str = "${oc.env:TTT_LAB_HOME,runs}"
+    env: EnvConfig = field(default_factory=EnvConfig)
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    opponent: OpponentConfig = field(default_factory=OpponentConfig)
+    player: PlayerConfig = field(default_factory=PlayerConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+
+
+def _validate_phase(p: PhaseConfig, at: str) -> None:
+    _integer(f"{at}.steps", p.steps, 1)
+    _integer(f"{at}.batch_size", p.batch_size, 1)
+    _integer(f"{at}.num_generations", p.num_generations, 1)
+    if p.batch_size % p.num_generations:
+        raise InvalidSetting(f"{at}.batch_size", p.batch_size,
+                             f"a multiple of {at}.num_generations ({p.num_generations})")
+    _number(f"{at}.learning_rate", p.learning_rate, 0.0)
+    _number(f"{at}.temperature", p.temperature, 0.0)
+    _one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
+    for name in ("p_min", "p_max"):
+        if getattr(p, name) is not None:
+            _number(f"{at}.{name}", getattr(p, name), 0.0, 1.0)
+    if p.num_strata is not None:
+        _integer(f"{at}.num_strata", p.num_strata, 1)
+
+
+def validate(cfg: Config) -> Config:
+    """Check everything types cannot; raises `InvalidSetting` on the first problem."""
+    cfg.env.validate("env")
+    cfg.dataset.validate("dataset")
+    o = cfg.opponent
+    _number("opponent.p_random", o.p_random, 0.0, 1.0)
+    _one_of("opponent.seeding", o.seeding, SEEDINGS)
+    pl = cfg.player
+    _one_of("player.kind", pl.kind, PLAYER_KINDS)
+    _one_of("player.policy", pl.policy, SCRIPTED_POLICIES)
+    _number("player.p_random", pl.p_random, 0.0, 1.0)
+    _number("player.temperature", pl.temperature, 0.0)
+    for name in ("max_new_tokens", "batch_size", "concurrency"):
+        _integer(f"player.{name}", getattr(pl, name), 1)
+    _integer("player.max_retries", pl.max_retries, 0)
+    _number("player.timeout_s", pl.timeout_s, 0.001)
+    for i, phase in enumerate(cfg.train.phases):
+        _validate_phase(phase, f"train.phases.{i}")
+    if cfg.train.budget_games is not None:
+        _integer("train.budget_games", cfg.train.budget_games, 1)
+    _integer("eval.games", cfg.eval.games, 1)
+    _integer("eval.batch_size", cfg.eval.batch_size, 1)
+    if cfg.eval.suite not in cfg.eval.suites:
+        raise InvalidSetting("eval.suite", cfg.eval.suite, " | ".join(cfg.eval.suites))
+    for name, entries in cfg.eval.suites.items():
+        for i, e in enumerate(entries):
+            _one_of(f"eval.suites.{name}.{i}.opponent", e.opponent, OPPONENT_KINDS)
+            _number(f"eval.suites.{name}.{i}.p_random", e.p_random, 0.0, 1.0)
+    return cfg

@@ -1,0 +1,1 @@
+"""Evaluation of a player against a suite of opponents."""

@@ -1,0 +1,84 @@
+"""`ttt-lab eval`: play the suite, show the table, write the transcript, track the run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from ttt_lab.config.load import Loaded
+from ttt_lab.env.driver import Player
+from ttt_lab.evaluation import report
+from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
+from ttt_lab.progress import games_progress
+
+
+@dataclass
+class EvalOutcome:
+    results: list[SuiteResult]
+    transcript: Path | None
+    run_id: str | None
+    play_seconds: float
+    tracking_seconds: float
+
+
+def _start_run(loaded: Loaded, player: Player):
+    from ttt_lab.tracking import provenance
+    from ttt_lab.tracking.store import TrackedRun, flatten, open_store
+
+    cfg = loaded.cfg
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    tags = provenance.tags(loaded.config_hash, cfg.seed)
+    tags |= {"ttt.kind": "eval", "ttt.player": repr(player), "ttt.suite": cfg.eval.suite,
+             "ttt.overrides": " ".join(loaded.overrides)}
+    run = TrackedRun(store, cfg.tracking.experiment, name=f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
+                     tags=tags)
+    run.log_params(flatten(loaded.tree))
+    return run
+
+
+def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Path | None) -> None:
+    from omegaconf import OmegaConf
+
+    for r in results:
+        run.log_metrics(r.summary.metrics())
+    run.flush()
+    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
+    run.log_text("\n".join(loaded.overrides) + "\n", "overrides.txt")
+    run.log_text(report.csv_text(results), "eval_table.csv")
+    if transcript is not None:
+        run.log_artifact(transcript)
+    run.end("FINISHED")
+
+
+def run_eval(loaded: Loaded, player: Player, console: Console) -> EvalOutcome:
+    cfg = loaded.cfg
+    t0 = time.perf_counter()
+    run = _start_run(loaded, player) if cfg.tracking.enabled else None
+    tracking = time.perf_counter() - t0
+    try:
+        total = cfg.eval.games * len(entries(cfg))
+        with games_progress(console) as progress:
+            task = progress.add_task(f"eval {cfg.eval.suite}", total=total)
+            start = time.perf_counter()
+            results = play_suite(cfg, player, lambda _name, n: progress.advance(task, n))
+            play = time.perf_counter() - start
+        transcript = None
+        if cfg.eval.transcript:
+            folder = run.local_artifact_dir() if run is not None else None
+            if folder is None:
+                stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+                folder = Path(cfg.home) / "evals" / f"{stamp}-{loaded.config_hash}"
+            transcript = report.write_transcript(folder / "transcript.jsonl", results)
+        if run is not None:
+            t1 = time.perf_counter()
+            _finish_run(run, loaded, results, transcript)
+            tracking += time.perf_counter() - t1
+    except BaseException as e:
+        if run is not None:
+            run.__exit__(type(e), e, None)
+        raise
+    return EvalOutcome(results, transcript, run.run_id if run else None, play, tracking)

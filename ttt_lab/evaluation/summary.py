@@ -1,0 +1,80 @@
+"""Per-opponent summaries of game records, and their metric names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.rubric import DRAW, WIN
+from ttt_lab.evaluation.stats import wilson
+
+
+@dataclass(frozen=True)
+class Summary:
+    opponent: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    """Every game not won or drawn: lost, forfeited or stopped by the turn cap."""
+    model_messages: int
+    invalid_moves: int
+    messages_in_format: int
+    model_turns_mean: float
+    reward_mean: float
+    seconds: float
+
+    def rate(self, k: int) -> float:
+        return k / self.games if self.games else 0.0
+
+    def interval(self, k: int) -> tuple[float, float]:
+        return wilson(k, self.games)
+
+    @property
+    def invalid_rate(self) -> float:
+        """Invalid moves per model message."""
+        return self.invalid_moves / self.model_messages if self.model_messages else 0.0
+
+    @property
+    def format_rate(self) -> float:
+        return self.messages_in_format / self.model_messages if self.model_messages else 0.0
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else float("inf")
+
+    def metrics(self, prefix: str = "eval") -> dict[str, float]:
+        p = f"{prefix}/{self.opponent}"
+        out = {}
+        for name, k in (("win", self.wins), ("draw", self.draws), ("loss", self.losses)):
+            lo, hi = self.interval(k)
+            out[f"{p}/{name}_rate"] = self.rate(k)
+            out[f"{p}/{name}_rate_lo"] = lo
+            out[f"{p}/{name}_rate_hi"] = hi
+        out[f"{p}/invalid_rate"] = self.invalid_rate
+        out[f"{p}/format_rate"] = self.format_rate
+        out[f"{p}/mean_turns"] = self.model_turns_mean
+        out[f"{p}/reward"] = self.reward_mean
+        out[f"{p}/games"] = float(self.games)
+        return out
+
+
+def summarise(opponent: str, records: Sequence[GameRecord], seconds: float = 0.0) -> Summary:
+    n = len(records)
+    wins = sum(r.outcome == WIN for r in records)
+    draws = sum(r.outcome == DRAW for r in records)
+    messages = sum(r.model_turns for r in records)
+    return Summary(
+        opponent=opponent,
+        games=n,
+        wins=wins,
+        draws=draws,
+        losses=n - wins - draws,
+        model_messages=messages,
+        invalid_moves=sum(r.invalid_moves for r in records),
+        messages_in_format=sum(r.messages_in_format for r in records),
+        model_turns_mean=messages / n if n else 0.0,
+        reward_mean=sum(r.rewards.total for r in records) / n if n else 0.0,
+        seconds=seconds,
+    )

@@ -1,0 +1,97 @@
+"""A local transformers model as a player: batched, left-padded generation on CPU or GPU."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ttt_lab.config.schema import Config
+from ttt_lab.env.episode import Turn
+from ttt_lab.errors import TttLabError
+
+
+class ModelLoadError(TttLabError):
+    pass
+
+
+def quiet_transformers() -> None:
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+
+
+def resolve_model_path(cfg: Config) -> str:
+    if cfg.model.path:
+        return cfg.model.path
+    if cfg.model.name == "tiny":
+        from ttt_lab.players.tiny import ensure_tiny
+
+        return str(ensure_tiny(Path(cfg.home), cfg.model, cfg.seed))
+    raise ModelLoadError(f"model '{cfg.model.name}' has no path. Set model.path to a hub id or checkpoint folder.")
+
+
+class HFPlayer:
+    def __init__(self, path: str, *, device: str = "cpu", dtype: str = "float32", temperature: float = 0.0,
+                 max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0) -> None:
+        quiet_transformers()
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ModelLoadError(
+                f"cannot load the model from {path!r}: {first}. Set model.path to a local checkpoint folder "
+                "(config.json, weights, tokenizer) or a hub id reachable from this machine."
+            ) from e
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model.eval()
+        self.device, self.temperature = device, temperature
+        self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+        self._generator = torch.Generator(device=device).manual_seed(seed)
+        torch.manual_seed(seed)
+        self.path = path
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> HFPlayer:
+        p = cfg.player
+        return cls(resolve_model_path(cfg), device=cfg.model.device, dtype=cfg.model.dtype,
+                   temperature=p.temperature, max_new_tokens=p.max_new_tokens, batch_size=p.batch_size,
+                   seed=cfg.seed)
+
+    def respond(self, turns: Sequence[Turn]) -> list[str]:
+        out: list[str] = []
+        for i in range(0, len(turns), self.batch_size):
+            out += self._generate([t.messages for t in turns[i : i + self.batch_size]])
+        return out
+
+    def _generate(self, conversations: list[list[dict[str, str]]]) -> list[str]:
+        import torch
+
+        texts = [self.tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True)
+                 for c in conversations]
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        sample = self.temperature > 0
+        with torch.no_grad():
+            ids = self.model.generate(
+                **enc,
+                max_new_tokens=self.max_new_tokens,
+                do_sample=sample,
+                temperature=self.temperature if sample else None,
+                top_p=None, top_k=None,
+                pad_token_id=self.tokenizer.pad_token_id,
+                eos_token_id=self.tokenizer.eos_token_id,
+            )
+        new = ids[:, enc["input_ids"].shape[1] :]
+        return self.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+    def __repr__(self) -> str:
+        return f"HFPlayer({self.path!r})"

@@ -1,0 +1,111 @@
+"""The tiny offline model: a word-level tokenizer over the prompt language and a small
+Llama-style causal LM, built without any hub download and saved like any checkpoint.
+
+Word-level tokens (whole words, single digits, tags, single whitespace characters) make
+a game a few hundred tokens long instead of thousands of characters. The chat template
+is ChatML. The model type is `llama`: with `qwen2`, transformers swaps in Qwen2's
+tokenizer class and silently drops whitespace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from ttt_lab.config.schema import ModelConfig
+from ttt_lab.env import parser, prompts
+from ttt_lab.game.solver import table
+
+PATTERN = r"</?[a-z]+>|[A-Za-z]+|[0-9]|\s|[^\sA-Za-z0-9]"
+SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>")
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+    "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+def corpus() -> list[str]:
+    """Every kind of text the environment produces or expects from the model."""
+    texts = ["system user assistant", "I play cell my best option is because to block win take center corner"]
+    for shown in "XO":
+        for think in ("required", "optional", "off"):
+            texts.append(prompts.system_prompt(shown, think))
+        texts.append(prompts.opening_status(shown, None))
+        texts += [prompts.opening_status(shown, c) for c in range(9)]
+        texts += [prompts.opponent_status(shown, c) for c in range(9)]
+    texts += [prompts.turn_message(b, "") for b in table().boards[:50]]
+    texts += [parser.feedback(parser.Parsed(k, 0, False)) for k in parser.INVALID_KINDS]
+    texts += ["<think>Cell 4 is my best option.</think>\n<move>4</move>"]
+    return texts
+
+
+def vocabulary() -> list[str]:
+    words = set("0123456789")
+    for text in corpus():
+        words.update(re.findall(PATTERN, text))
+    return [*SPECIAL, *sorted(words - set(SPECIAL))]
+
+
+def build_tokenizer():  # -> PreTrainedTokenizerFast
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(vocabulary())}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(PATTERN), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    tok.add_special_tokens(list(SPECIAL))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="<unk>",
+        padding_side="left",
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def tiny_hash(cfg: ModelConfig, seed: int) -> str:
+    spec = {"vocab": vocabulary(), "h": cfg.hidden_size, "l": cfg.num_layers, "heads": cfg.num_heads,
+            "ff": cfg.intermediate_size, "seed": seed}
+    return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
+
+
+def build_tiny(path: Path, cfg: ModelConfig, seed: int = 0) -> Path:
+    """Build and save the tiny model and tokenizer at `path`; returns `path`."""
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = build_tokenizer()
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads,
+        num_key_value_heads=cfg.num_heads,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.convert_tokens_to_ids("<|im_start|>"),
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
+    )
+    tmp = path.with_name(path.name + ".partial")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    tmp.rename(path)
+    return path
+
+
+def ensure_tiny(home: Path, cfg: ModelConfig, seed: int = 0) -> Path:
+    """The cached tiny model under `home/models/`, built on first use."""
+    path = Path(home) / "models" / f"tiny-{tiny_hash(cfg, seed)}"
+    if not (path / "config.json").is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_tiny(path, cfg, seed)
+    return path

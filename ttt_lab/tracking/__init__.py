@@ -1,0 +1,1 @@
+"""The one place that talks to MLflow (import `ttt_lab.tracking.store` lazily: it loads mlflow)."""

@@ -1,0 +1,208 @@
+"""MLflow store: checked before use, quiet, and written to in batches.
+
+`open_store` fails fast with a one-paragraph error when the store cannot be used (an
+unwritable folder for SQLite, an unreachable tracking server), instead of MLflow's long
+retries. `TrackedRun` buffers metrics and sends them with `log_batch`, one call per flush.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import urllib.error
+import urllib.request
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ttt_lab.errors import TttLabError
+
+os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+
+import mlflow
+from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.tracking import MlflowClient
+from mlflow.utils.time import get_current_time_millis
+from mlflow.utils.validation import (
+    MAX_ENTITY_KEY_LENGTH,
+    MAX_METRICS_PER_BATCH,
+    MAX_PARAM_VAL_LENGTH,
+    MAX_PARAMS_TAGS_PER_BATCH,
+    MAX_TAG_VAL_LENGTH,
+)
+
+for name in ("mlflow", "alembic", "alembic.runtime.migration", "sqlalchemy"):
+    logging.getLogger(name).setLevel(logging.WARNING)
+warnings.filterwarnings("ignore", module=r"mlflow(\..*)?")
+
+
+class TrackingError(TttLabError):
+    pass
+
+
+@dataclass
+class Store:
+    uri: str
+    artifacts: str
+    client: MlflowClient
+
+    def experiment_id(self, name: str) -> str:
+        exp = self.client.get_experiment_by_name(name)
+        if exp is not None:
+            return exp.experiment_id
+        location = Path(self.artifacts, name).resolve().as_uri() if self.artifacts else None
+        try:
+            return self.client.create_experiment(name, artifact_location=location)
+        except mlflow.exceptions.MlflowException:
+            exp = self.client.get_experiment_by_name(name)  # created meanwhile by another process
+            if exp is None:
+                raise
+            return exp.experiment_id
+
+
+def _check_sqlite(uri: str) -> None:
+    path = Path(uri.removeprefix("sqlite:///"))
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".ttt-lab-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise TrackingError(
+            f"cannot write the tracking store {path} ({e.strerror or e}). Make {folder} writable, "
+            "set TTT_LAB_HOME to a writable folder, or point tracking.uri elsewhere."
+        ) from e
+
+
+def _check_server(uri: str) -> None:
+    url = uri.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=3) as r:
+            if r.status == 200:
+                return
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise TrackingError(
+            f"cannot reach the MLflow tracking server at {uri} ({reason}). Start it (e.g. `ttt-lab ui` "
+            "or `mlflow server`), fix tracking.uri, or use the local store with tracking=local."
+        ) from e
+
+
+def open_store(uri: str, artifacts: str) -> Store:
+    if uri.startswith("sqlite:///"):
+        _check_sqlite(uri)
+        if artifacts:
+            Path(artifacts).mkdir(parents=True, exist_ok=True)
+    elif uri.startswith(("http://", "https://")):
+        _check_server(uri)
+    elif uri.startswith(("file:", "/")) or "://" not in uri:
+        raise TrackingError(
+            f"tracking.uri {uri!r} is a file store, which MLflow 3 refuses. Use sqlite:///path/mlflow.db "
+            "(the default under runs/), a postgresql:// database, or an http:// tracking server."
+        )
+    mlflow.set_tracking_uri(uri)
+    return Store(uri, artifacts, MlflowClient(tracking_uri=uri))
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Dotted keys to string values, cut to MLflow's limits (never failing on long values)."""
+    out: dict[str, str] = {}
+    for k, v in tree.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping) and v:
+            out.update(flatten(v, key))
+        elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+            for i, x in enumerate(v):
+                out.update(flatten(x, f"{key}.{i}"))
+        else:
+            text = str(v)
+            out[key[:MAX_ENTITY_KEY_LENGTH]] = text if len(text) <= MAX_PARAM_VAL_LENGTH else (
+                text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
+            )
+    return out
+
+
+def _chunks(items: list, n: int) -> Iterable[list]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+class TrackedRun:
+    """One MLflow run; use as a context manager so a failure or Ctrl-C marks it FAILED/KILLED."""
+
+    def __init__(self, store: Store, experiment: str, name: str | None = None,
+                 tags: Mapping[str, str] | None = None, parent_run_id: str | None = None) -> None:
+        self.store = store
+        tags = dict(tags or {})
+        if parent_run_id:
+            tags["mlflow.parentRunId"] = parent_run_id
+        tags = {k: v[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
+        run = store.client.create_run(store.experiment_id(experiment), run_name=name, tags=tags)
+        self.run_id: str = run.info.run_id
+        self.artifact_uri: str = run.info.artifact_uri
+        self._metrics: list[Metric] = []
+
+    def log_params(self, params: Mapping[str, str]) -> None:
+        items = [Param(k, v) for k, v in params.items()]
+        for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
+            self.store.client.log_batch(self.run_id, params=chunk, synchronous=True)
+
+    def set_tags(self, tags: Mapping[str, str]) -> None:
+        items = [RunTag(k, str(v)[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
+            self.store.client.log_batch(self.run_id, tags=chunk, synchronous=True)
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
+        """Buffered: nothing is sent until `flush()` (or the end of the run)."""
+        now = get_current_time_millis()
+        self._metrics += [Metric(k, float(v), now, step) for k, v in metrics.items()]
+
+    def flush(self) -> None:
+        for chunk in _chunks(self._metrics, MAX_METRICS_PER_BATCH):
+            self.store.client.log_batch(self.run_id, metrics=chunk, synchronous=True)
+        self._metrics = []
+
+    def local_artifact_dir(self) -> Path | None:
+        """The run's artifact folder when artifacts are local files (write there, no copy)."""
+        if self.artifact_uri.startswith("file://"):
+            from urllib.parse import unquote, urlparse
+
+            path = Path(unquote(urlparse(self.artifact_uri).path))
+            path.mkdir(parents=True, exist_ok=True)
+            return path
+        if self.artifact_uri.startswith("/"):
+            Path(self.artifact_uri).mkdir(parents=True, exist_ok=True)
+            return Path(self.artifact_uri)
+        return None
+
+    def log_artifact(self, path: Path, subdir: str | None = None) -> None:
+        local = self.local_artifact_dir()
+        target = (local / subdir if subdir else local) if local else None
+        if target is not None and Path(path).resolve().parent == target.resolve():
+            return
+        self.store.client.log_artifact(self.run_id, str(path), subdir)
+
+    def log_text(self, text: str, name: str) -> None:
+        self.store.client.log_text(self.run_id, text, name)
+
+    def end(self, status: str = "FINISHED") -> None:
+        self.flush()
+        self.store.client.set_terminated(self.run_id, status)
+
+    def __enter__(self) -> TrackedRun:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.end("FINISHED")
+        else:
+            status = "KILLED" if issubclass(exc_type, KeyboardInterrupt) else "FAILED"
+            try:
+                self.end(RunStatus.to_string(RunStatus.from_string(status)))
+            except Exception:
+                pass
