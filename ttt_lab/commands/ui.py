@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -51,10 +52,8 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             continue
-    try:  # workers left in the group after the leader exited
+    with contextlib.suppress(ProcessLookupError):  # workers left after the leader exited
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def serve(overrides: list[str], host: str, port: int, console: Console) -> None:

@@ -23,8 +23,10 @@ os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 
+import contextlib
+
 import mlflow
-from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 from mlflow.utils.time import get_current_time_millis
 from mlflow.utils.validation import (
@@ -202,7 +204,5 @@ class TrackedRun:
             self.end("FINISHED")
         else:
             status = "KILLED" if issubclass(exc_type, KeyboardInterrupt) else "FAILED"
-            try:
-                self.end(RunStatus.to_string(RunStatus.from_string(status)))
-            except Exception:
-                pass
+            with contextlib.suppress(Exception):
+                self.end(status)
