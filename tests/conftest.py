@@ -1,8 +1,57 @@
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile(
-    "ttt", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
-)
+settings.register_profile("ttt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ttt"))
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+BIN = Path(sys.executable).parent / "ttt-lab"
+
+
+@pytest.fixture(scope="session")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs/ folder with an already-migrated MLflow store, copied by `home` (migrations take seconds)."""
+    home = tmp_path_factory.mktemp("home-template")
+    from ttt_lab.tracking.store import open_store
+
+    open_store(f"sqlite:///{home}/mlflow.db", str(home / "mlartifacts"))
+    return home
+
+
+@pytest.fixture
+def home(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh TTT_LAB_HOME for one test, for this process and its subprocesses."""
+    h = tmp_path / "runs"
+    shutil.copytree(shared_home, h)
+    monkeypatch.setenv("TTT_LAB_HOME", str(h))
+    return h
+
+
+def cli(*args: str, check: bool = True, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    """Run the installed `ttt-lab` console script."""
+    out = subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout, **kw)
+    if check and out.returncode != 0:
+        raise AssertionError(f"ttt-lab {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small untrained checkpoint built offline and saved like any other."""
+    import torch
+
+    torch.set_num_threads(1)
+    from ttt_lab.config.schema import ModelConfig
+    from ttt_lab.players.tiny import build_tiny
+
+    cfg = ModelConfig(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    return build_tiny(tmp_path_factory.mktemp("ckpt") / "tiny", cfg, seed=0)

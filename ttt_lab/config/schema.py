@@ -12,6 +12,7 @@ from typing import Any
 
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, _integer, _number, _one_of
 from ttt_lab.errors import InvalidSetting
+from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 
 PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
@@ -195,11 +196,14 @@ def validate(cfg: Config) -> Config:
     cfg.env.validate("env")
     cfg.dataset.validate("dataset")
     o = cfg.opponent
+    _one_of("opponent.tie_break", o.tie_break, TIE_BREAKS)
+    _one_of("opponent.scoring", o.scoring, SCORINGS)
     _number("opponent.p_random", o.p_random, 0.0, 1.0)
     _one_of("opponent.seeding", o.seeding, SEEDINGS)
     pl = cfg.player
     _one_of("player.kind", pl.kind, PLAYER_KINDS)
     _one_of("player.policy", pl.policy, SCRIPTED_POLICIES)
+    _one_of("player.tie_break", pl.tie_break, TIE_BREAKS)
     _number("player.p_random", pl.p_random, 0.0, 1.0)
     _number("player.temperature", pl.temperature, 0.0)
     for name in ("max_new_tokens", "batch_size", "concurrency"):
@@ -217,5 +221,7 @@ def validate(cfg: Config) -> Config:
     for name, entries in cfg.eval.suites.items():
         for i, e in enumerate(entries):
             _one_of(f"eval.suites.{name}.{i}.opponent", e.opponent, OPPONENT_KINDS)
+            _one_of(f"eval.suites.{name}.{i}.tie_break", e.tie_break, TIE_BREAKS)
+            _one_of(f"eval.suites.{name}.{i}.scoring", e.scoring, SCORINGS)
             _number(f"eval.suites.{name}.{i}.p_random", e.p_random, 0.0, 1.0)
     return cfg

@@ -1,0 +1,70 @@
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.conftest import BIN, cli
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mlflow_server_pids(port: int) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"mlflow" in b" ".join(cmd) and str(port).encode() in cmd:
+                pids.append(int(d.name))
+    return pids
+
+
+def test_ui_serves_the_store_and_stops_cleanly(home: Path) -> None:
+    cli("eval", "eval.suite=quick", "games=2", "tracking.experiment=ui-check")
+    port = free_port()
+    proc = subprocess.Popen([str(BIN), "ui", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/api/2.0/mlflow/experiments/search?max_results=50"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    names = {e["name"] for e in json.load(r)["experiments"]}
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "the UI did not come up"
+                time.sleep(0.5)
+        assert "ui-check" in names
+        assert mlflow_server_pids(port)
+    finally:
+        os.kill(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    deadline = time.monotonic() + 20
+    while mlflow_server_pids(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert mlflow_server_pids(port) == []
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # the port is free again
+    assert f"http://127.0.0.1:{port}" in proc.stdout.read()
+
+
+def test_ui_refuses_a_port_in_use(home: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = cli("ui", "--port", str(port), check=False)
+    assert out.returncode == 2
+    assert "already in use" in out.stderr and f"--port {port + 1}" in out.stderr

@@ -1,0 +1,119 @@
+import pytest
+
+from ttt_lab.config.load import ConfigError, load
+from ttt_lab.config.overrides import OverrideError, expand_star, leaf_paths
+from ttt_lab.errors import InvalidSetting
+
+
+def test_defaults_compose_to_the_schema() -> None:
+    loaded = load([])
+    assert loaded.cfg.opponent.tie_break == "random"
+    assert loaded.cfg.env.penalty.mode == "flat"
+    assert len(loaded.cfg.train.phases) == 1
+    assert loaded.tree["tracking"]["uri"].startswith("sqlite:///")
+
+
+def test_published_experiment_encodes_the_recipe() -> None:
+    cfg = load(["experiment=published"]).cfg
+    p1, p2 = cfg.train.phases
+    assert (p1.batch_size, p1.num_generations, p1.steps, p1.learning_rate) == (256, 8, 600, 5e-5)
+    assert (p1.p_min, p1.p_max, p1.num_strata) == (0.2, 0.7, 32)
+    assert (p2.batch_size, p2.steps, p2.temperature, p2.learning_rate) == (480, 400, 1.25, 3e-5)
+    assert (p2.p_min, p2.p_max, p2.num_strata) == (0.0, 0.25, 60)
+    assert cfg.model.lora.r == 8
+    assert cfg.train.sft.num_games == 200
+    assert cfg.opponent.scoring == "fast"
+
+
+@pytest.mark.parametrize(
+    ("ablation", "key", "value"),
+    [
+        ("no_stratify", "dataset.sampling", "iid"),
+        ("unseeded_opponent", "opponent.seeding", "per_game"),
+        ("first_tiebreak_opponent", "opponent.tie_break", "first"),
+        ("hard_invalid", "env.penalty.mode", "forfeit"),
+        ("per_move_penalty", "env.penalty.mode", "per_move"),
+        ("no_think", "env.think", "off"),
+    ],
+)
+def test_ablation_presets(ablation: str, key: str, value: str) -> None:
+    tree = load([f"ablation={ablation}"]).tree
+    section, _, leaf = key.rpartition(".")
+    node = tree
+    for part in section.split("."):
+        node = node[part]
+    assert node[leaf] == value
+    assert load([]).tree != tree
+
+
+def test_ablations_combine() -> None:
+    cfg = load(["ablation=[no_think,hard_invalid]"]).cfg
+    assert (cfg.env.think, cfg.env.penalty.mode) == ("off", "forfeit")
+
+
+def test_short_names_resolve_through_aliases_and_unique_leaves() -> None:
+    loaded = load(["batch_size=256", "experiment=published", "max_model_turns=5", "seed=3"])
+    assert [p.batch_size for p in loaded.cfg.train.phases] == [256, 256]
+    assert loaded.cfg.env.max_model_turns == 5
+    assert loaded.cfg.seed == 3
+    assert "train.phases.1.batch_size=256" in loaded.resolved_overrides
+    assert load(["train.phases.0.batch_size=128"]).cfg.train.phases[0].batch_size == 128
+
+
+def test_ambiguous_short_name_lists_candidates() -> None:
+    with pytest.raises(OverrideError) as e:
+        load(["name=x"])
+    assert "model.name" in str(e.value) and "train.phases.*.name" in str(e.value)
+    assert "ambiguous" in str(e.value)
+    assert "eval.suites" not in str(e.value)
+
+
+def test_unknown_short_name_suggests() -> None:
+    with pytest.raises(OverrideError, match="Did you mean: .*tie_break"):
+        load(["tie_brake=first"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (["opponent=nope"], "Choose one of: minimax, minimax_fast, minimax_first, random"),
+        (["env.nokey=1"], "env.nokey"),
+        (["env.max_model_turns=abc"], "could not be converted to Integer"),
+        (["experiment=nope"], "published"),
+    ],
+)
+def test_composition_errors_are_one_paragraph(overrides: list[str], words: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load(overrides)
+    assert words in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        (["dataset.p_min=0.9"], "dataset.p_min"),
+        (["env.max_model_turns=0"], "env.max_model_turns"),
+        (["tie_break=middle"], "opponent.tie_break"),
+        (["batch_size=60"], "train.phases.0.batch_size"),
+        (["eval.suite=nope"], "eval.suite"),
+        (["env.penalty.amount=-1"], "env.penalty.amount"),
+    ],
+)
+def test_values_out_of_range_fail_before_work(overrides: list[str], field: str) -> None:
+    with pytest.raises(InvalidSetting) as e:
+        load(overrides)
+    assert e.value.field == field
+
+
+def test_config_hash_ignores_tracking_and_follows_settings() -> None:
+    a = load([]).config_hash
+    assert load(["tracking.experiment=other"]).config_hash == a
+    assert load(["seed=1"]).config_hash != a
+    assert load([]).config_hash == a
+
+
+def test_leaf_paths_and_star_expansion() -> None:
+    tree = {"a": {"b": 1, "c": [{"d": 1}, {"d": 2, "e": 3}]}}
+    assert leaf_paths(tree) == ["a.b", "a.c.*.d", "a.c.*.e"]
+    assert expand_star("a.c.*.d", tree) == ["a.c.0.d", "a.c.1.d"]

@@ -1,0 +1,34 @@
+from pathlib import Path
+
+import pytest
+
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.driver import play_games
+from ttt_lab.env.settings import DatasetConfig, EnvConfig
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.players.hf import HFPlayer, ModelLoadError
+
+
+def test_hf_player_plays_complete_games_from_a_saved_checkpoint(tiny_checkpoint: Path) -> None:
+    player = HFPlayer(str(tiny_checkpoint), max_new_tokens=8, batch_size=4)
+    examples = make_dataset(DatasetConfig(size=6, model_symbol="alternate"), 0)
+    records = play_games(player, examples, EnvConfig(max_model_turns=3), MinimaxOpponent())
+    assert len(records) == 6
+    assert all(r.outcome is not None and 1 <= r.model_turns <= 3 for r in records)
+    assert all(r.messages[2]["role"] == "assistant" for r in records)
+
+
+def test_sampling_is_reproducible_for_a_seed(tiny_checkpoint: Path) -> None:
+    examples = make_dataset(DatasetConfig(size=4), 0)
+
+    def replies() -> list[str]:
+        player = HFPlayer(str(tiny_checkpoint), max_new_tokens=6, temperature=1.0, seed=3)
+        return [r.messages[2]["content"] for r in play_games(player, examples, EnvConfig(max_model_turns=1),
+                                                              MinimaxOpponent())]
+
+    assert replies() == replies()
+
+
+def test_missing_checkpoint_is_explained(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="cannot load the model"):
+        HFPlayer(str(tmp_path / "nothing-here"))
