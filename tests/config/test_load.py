@@ -69,7 +69,7 @@ def test_ambiguous_short_name_lists_candidates() -> None:
 
 
 def test_unknown_short_name_suggests() -> None:
-    with pytest.raises(OverrideError, match="Did you mean: .*tie_break"):
+    with pytest.raises(OverrideError, match=r"Did you mean: .*tie_break"):
         load(["tie_brake=first"])
 
 
