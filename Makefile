@@ -29,8 +29,9 @@ test-slow: $(STAMP)  ## run the slow end-to-end tests
 run: $(STAMP)  ## the main job on the embedded defaults
 	$(VENV)/bin/ttt-lab eval
 
-bench: $(STAMP)  ## environment and solver benchmarks
+bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking
 	$(PY) benchmarks/bench_env.py
+	$(PY) benchmarks/bench_cli.py
 
 lint: $(STAMP)  ## ruff
 	$(VENV)/bin/ruff check .
