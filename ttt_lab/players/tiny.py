@@ -1,8 +1,9 @@
 """The tiny offline model: a word-level tokenizer over the prompt language and a small
 Llama-style causal LM, built without any hub download and saved like any checkpoint.
 
-Word-level tokens (whole words, single digits, tags, single whitespace characters) make
-a game a few hundred tokens long instead of thousands of characters. The chat template
+Word-level tokens (a word, digit, tag or punctuation mark with its leading space; other
+whitespace one character at a time) make a game a few hundred tokens long instead of
+thousands of characters. The chat template
 is ChatML. The model type is `llama`: with `qwen2`, transformers swaps in Qwen2's
 tokenizer class and silently drops whitespace.
 """
@@ -18,7 +19,7 @@ from ttt_lab.config.schema import ModelConfig
 from ttt_lab.env import parser, prompts
 from ttt_lab.game.solver import table
 
-PATTERN = r"</?[a-z]+>|[A-Za-z]+|[0-9]|\s|[^\sA-Za-z0-9]"
+PATTERN = r" ?</?[a-z]+>| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]|\s"
 SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>")
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
@@ -28,7 +29,7 @@ CHAT_TEMPLATE = (
 
 def corpus() -> list[str]:
     """Every kind of text the environment produces or expects from the model."""
-    texts = ["system user assistant", "I play cell my best option is because to block win take center corner"]
+    texts = ["system", "user", "assistant", "I play cell my best option is because to block win take center corner"]
     for shown in "XO":
         for think in ("required", "optional", "off"):
             texts.append(prompts.system_prompt(shown, think))
@@ -42,7 +43,7 @@ def corpus() -> list[str]:
 
 
 def vocabulary() -> list[str]:
-    words = set("0123456789")
+    words = set("0123456789") | {f" {d}" for d in "0123456789"}
     for text in corpus():
         words.update(re.findall(PATTERN, text))
     return [*SPECIAL, *sorted(words - set(SPECIAL))]

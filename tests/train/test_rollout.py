@@ -1,0 +1,80 @@
+from collections import defaultdict
+
+import pytest
+import torch
+
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.settings import DatasetConfig, EnvConfig
+from ttt_lab.game.board import play
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.train.rollout import Sampling, play_rollouts
+
+
+@pytest.fixture(scope="module")
+def noisy_model(tiny_checkpoint):
+    """The tiny model with large random weights, so greedy replies depend on the context."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.6)
+    return model, AutoTokenizer.from_pretrained(tiny_checkpoint)
+
+
+def test_cached_batched_decoding_matches_a_plain_forward_pass(noisy_model) -> None:
+    model, tok = noisy_model
+    examples = make_dataset(DatasetConfig(size=6, model_symbol="alternate"), 1)
+    rollouts = play_rollouts(model, tok, examples, EnvConfig(max_model_turns=3), MinimaxOpponent(),
+                             Sampling(temperature=0.0, max_new_tokens=5))
+    checked = 0
+    for r in rollouts:
+        ids = torch.tensor([r.prompt_ids + r.completion_ids])
+        with torch.no_grad():
+            pred = model(input_ids=ids).logits[0].argmax(-1)
+        start = len(r.prompt_ids)
+        for i, m in enumerate(r.env_mask):
+            if m:
+                assert int(pred[start + i - 1]) == r.completion_ids[i]
+                checked += 1
+    assert checked > 20
+
+
+def test_model_tokens_are_the_replies_and_the_rest_is_the_environment(noisy_model) -> None:
+    model, tok = noisy_model
+    examples = make_dataset(DatasetConfig(size=4), 2)
+    for r in play_rollouts(model, tok, examples, EnvConfig(max_model_turns=3), MinimaxOpponent(),
+                           Sampling(temperature=1.0, max_new_tokens=6), generator=torch.Generator().manual_seed(0)):
+        segments, current, last = [], [], None
+        for t, m in zip(r.completion_ids, r.env_mask, strict=True):
+            if m != last and current:
+                segments.append((last, current))
+                current = []
+            current.append(t)
+            last = m
+        segments.append((last, current))
+        replies = [tok.decode(ids, skip_special_tokens=True) for m, ids in segments if m == 1]
+        assistant = [m["content"] for m in r.record.messages if m["role"] == "assistant"]
+        assert replies == assistant
+        env_text = [tok.decode(ids) for m, ids in segments if m == 0]
+        users = [m["content"] for m in r.record.messages if m["role"] == "user"][1:]
+        assert len(env_text) == len(users)
+        for text, user in zip(env_text, users, strict=True):
+            assert user in text and "<|im_start|>assistant" in text
+
+
+def test_rollouts_of_one_example_meet_the_same_opponent(noisy_model) -> None:
+    model, tok = noisy_model
+    ex = make_dataset(DatasetConfig(size=1, p_min=0.5, p_max=0.5, num_strata=1, first_player="opponent"), 3)[0]
+    rollouts = play_rollouts(model, tok, [ex] * 12, EnvConfig(max_model_turns=6), MinimaxOpponent(p_random=0.5),
+                             Sampling(temperature=1.5, max_new_tokens=6), generator=torch.Generator().manual_seed(1))
+    replies = defaultdict(set)
+    for r in rollouts:
+        board = "........."
+        for by, cell in r.record.moves:
+            if by == "opponent":
+                replies[board].add(cell)
+            board = play(board, cell)
+    assert replies
+    assert all(len(v) == 1 for v in replies.values())
