@@ -92,6 +92,25 @@ def eval_(overrides: Overrides = None) -> None:
     _run(body)
 
 
+@app.command("train")
+def train_(
+    overrides: Overrides = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Discard this config's earlier phases and start over.")]
+    = False,
+) -> None:
+    """Train: SFT warm-up, then GRPO/CISPO phases; the same config resumes where it stopped.
+
+    Example: `ttt-lab train experiment=tiny_cpu`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.train import run_train
+
+        run_train(overrides or [], fresh, _console())
+
+    _run(body)
+
+
 @app.command("play")
 def play(
     overrides: Overrides = None,

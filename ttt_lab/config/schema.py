@@ -105,6 +105,7 @@ class SftConfig:
     filter_format_errors: bool = True
     epochs: int = 2
     learning_rate: float = 1e-3
+    batch_size: int = 16
 
 
 @dataclass
@@ -114,6 +115,12 @@ class TrainConfig:
     budget_games: int | None = None
     """When set, each phase runs budget_games / batch_size steps (fair batch-size studies)."""
     eval_every: int = 0
+    """Evaluate against the random and optimal opponents every this many steps (0: never)."""
+    eval_games: int = 100
+    """Games per opponent in those evaluations (and before RL, on the SFT checkpoint)."""
+    use_vllm: bool = False
+    """Generate with vLLM through TRL (GPU only)."""
+    vllm_mode: str = "colocate"
 
 
 @dataclass
@@ -214,6 +221,9 @@ def validate(cfg: Config) -> Config:
         _validate_phase(phase, f"train.phases.{i}")
     if cfg.train.budget_games is not None:
         _integer("train.budget_games", cfg.train.budget_games, 1)
+    _one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
+    _integer("train.eval_every", cfg.train.eval_every, 0)
+    _integer("train.eval_games", cfg.train.eval_games, 1)
     _integer("eval.games", cfg.eval.games, 1)
     _integer("eval.batch_size", cfg.eval.batch_size, 1)
     if cfg.eval.suite not in cfg.eval.suites:

@@ -22,9 +22,12 @@ from ttt_lab.game.solver import table
 PATTERN = r" ?</?[a-z]+>| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]|\s"
 SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>")
 CHAT_TEMPLATE = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-    "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' }}"
+    "{% if message['role'] == 'assistant' %}{% generation %}{{ message['content'] + '<|im_end|>' }}"
+    "{% endgeneration %}{{ '\\n' }}{% else %}{{ message['content'] + '<|im_end|>' + '\\n' }}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
+"""ChatML, with generation markers so TRL's assistant-only loss can find the model's turns."""
 
 
 def corpus() -> list[str]:

@@ -149,6 +149,18 @@ class TrackedRun:
         self.artifact_uri: str = run.info.artifact_uri
         self._metrics: list[Metric] = []
 
+    @classmethod
+    def reopen(cls, store: Store, run_id: str) -> TrackedRun | None:
+        """Continue an existing run (a resumed training); None if the store has no such run."""
+        try:
+            info = store.client.get_run(run_id).info
+        except mlflow.exceptions.MlflowException:
+            return None
+        run = cls.__new__(cls)
+        run.store, run.run_id, run.artifact_uri, run._metrics = store, run_id, info.artifact_uri, []
+        store.client.update_run(run_id, status="RUNNING")
+        return run
+
     def log_params(self, params: Mapping[str, str]) -> None:
         items = [Param(k, v) for k, v in params.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):

@@ -1,0 +1,186 @@
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from ttt_lab.config.load import load
+from ttt_lab.errors import InvalidSetting
+from ttt_lab.train.common import TrainError, check_device, check_vllm, load_model, quiet
+
+quiet()
+torch.set_num_threads(1)
+
+SMALL = ["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0", "train.sft.num_games=120",
+         "train.sft.batch_size=16", "batch_size=16", "num_generations=4", "lr=1e-3", "tracking.enabled=false"]
+
+
+def cfg_for(home: Path, *extra: str):
+    return load([*SMALL, f"home={home}", *extra]).cfg
+
+
+def test_trl_still_offers_the_rollout_hook() -> None:
+    """We rely on GRPOTrainer's experimental `rollout_func` and its `env_mask` key: fail loudly if they go."""
+    from trl import GRPOTrainer
+
+    assert "rollout_func" in inspect.signature(GRPOTrainer.__init__).parameters
+    src = inspect.getsource(GRPOTrainer._generate)
+    assert 'extra_fields.pop("env_mask"' in src
+
+
+@pytest.fixture(scope="module")
+def sft_run(tiny_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A briefly warmed-up model: it plays legal moves often enough for rewards to differ."""
+    from ttt_lab.train.sft import run_sft
+
+    home = tmp_path_factory.mktemp("sft")
+    cfg = cfg_for(home, "train.sft.epochs=10", "train.sft.learning_rate=1e-2")
+    return home / "sft", run_sft(cfg, str(tiny_checkpoint), home / "sft")
+
+
+def test_sft_loss_falls(sft_run: tuple[Path, dict]) -> None:
+    path, info = sft_run
+    assert info["kept"] == 120  # an optimal teacher never loses
+    assert info["losses"][-1] < 0.7 * info["losses"][0]
+    assert (path / "sft_games.jsonl").is_file()
+    assert json.loads((path / "done.json").read_text())["steps"] > 0
+
+
+def test_sft_drops_lost_games(tmp_path: Path) -> None:
+    from ttt_lab.train.sft import keep, teacher_games
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_p_random=1.0", "train.sft.num_games=200")
+    records = teacher_games(cfg)
+    kept = keep(records, cfg)
+    assert any(r.outcome == "loss" for r in records)
+    assert kept and all(r.outcome in ("win", "draw") for r in kept)
+
+
+class StopAt:
+    """A trainer callback that interrupts training after `step` steps, like Ctrl-C."""
+
+    def __new__(cls, step: int):
+        from transformers import TrainerCallback
+
+        class _Stop(TrainerCallback):
+            def on_step_end(self, args, state, control, **kw):
+                if state.global_step == step:
+                    raise KeyboardInterrupt
+
+        return _Stop()
+
+
+def weights(path: Path) -> torch.Tensor:
+    from transformers import AutoModelForCausalLM
+
+    m = AutoModelForCausalLM.from_pretrained(path)
+    return torch.cat([p.detach().flatten() for p in m.parameters()])
+
+
+def test_grpo_step_changes_weights_and_rewards_arrive(sft_run: tuple[Path, dict], tmp_path: Path) -> None:
+    from ttt_lab.train import grpo
+
+    start = sft_run[0]
+    cfg = cfg_for(tmp_path, "steps=1", "temperature=1.5")
+    seen: dict[str, list] = {}
+    original = grpo.reward_functions
+
+    def spy(on_games):
+        funcs = original(on_games)
+
+        def wrap(f):
+            def inner(completions, **kw):
+                seen.setdefault(f.__name__, []).append(kw["game"])
+                return f(completions, **kw)
+
+            inner.__name__ = f.__name__
+            return inner
+
+        return [wrap(f) for f in funcs]
+
+    grpo.reward_functions = spy
+    games: list = []
+    try:
+        info = grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(start), tmp_path / "rl", games=games)
+    finally:
+        grpo.reward_functions = original
+    assert info["steps"] == 1
+    assert set(seen) == {"outcome", "format", "invalid"}
+    assert all(len(g[0]) == 16 for g in seen.values())
+    assert len(games) == 16
+    assert len({g.rewards.total for g in games}) > 1
+    assert not torch.equal(weights(start), weights(tmp_path / "rl"))
+
+
+def test_rollout_func_groups_share_the_opponent(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from ttt_lab.game.board import play
+    from ttt_lab.train.grpo import make_rollout_func, phase_dataset
+
+    cfg = cfg_for(tmp_path, "dataset.first_player=opponent", "dataset.p_min=0.5", "dataset.p_max=0.5")
+    phase = cfg.train.phases[0]
+    examples = phase_dataset(cfg, phase, 0, 1)
+    model, tok = load_model(str(tiny_checkpoint), cfg)
+
+    class Trainer:
+        processing_class = tok
+
+        class accelerator:
+            @staticmethod
+            def unwrap_model(m):
+                return m
+
+    Trainer.model = model
+    out = make_rollout_func(cfg, phase, examples, 6)(["game 0"] * 4 + ["game 1"] * 4, Trainer)
+    assert len(out["completion_ids"]) == 8 and len(out["env_mask"]) == 8
+    for group in (out["game"][:4], out["game"][4:]):
+        replies: dict[str, set] = {}
+        for rec in group:
+            board = "........."
+            for by, cell in rec.moves:
+                if by == "opponent":
+                    replies.setdefault(board, set()).add(cell)
+                board = play(board, cell)
+        assert replies and all(len(v) == 1 for v in replies.values())
+
+
+def test_interrupted_phase_resumes_from_its_checkpoint(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from ttt_lab.train import grpo
+
+    cfg = cfg_for(tmp_path, "steps=4")
+    out = tmp_path / "rl"
+    with pytest.raises(KeyboardInterrupt):
+        grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out, callbacks=[StopAt(2)])
+    assert not out.exists()
+    assert list((tmp_path / "rl.work" / "trainer").glob("checkpoint-*"))
+    info = grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out)
+    assert info["resumed_from"] and info["resumed_from"].endswith(("checkpoint-2", "checkpoint-1"))
+    assert info["steps"] == 4
+    assert (out / "done.json").is_file()
+
+
+def test_bad_training_input_fails_before_work(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    with pytest.raises(InvalidSetting, match="multiple of"):
+        load(["batch_size=10", "num_generations=4"])
+    cfg = cfg_for(tmp_path)
+    with pytest.raises(TrainError, match="cannot load the model"):
+        load_model(str(tmp_path / "missing"), cfg)
+    with pytest.raises(TrainError, match="too small for a move"):
+        load_model(str(tiny_checkpoint), cfg_for(tmp_path, "player.max_new_tokens=2"))
+    with pytest.raises(TrainError, match="no CUDA device"):
+        check_device(cfg_for(tmp_path, "model.device=cuda"))
+    with pytest.raises(TrainError, match="use_vllm"):
+        check_vllm(cfg_for(tmp_path, "train.use_vllm=true"))
+    from transformers import AutoTokenizer
+
+    bare = tmp_path / "no-template"
+    import shutil
+
+    shutil.copytree(tiny_checkpoint, bare)
+    tok = AutoTokenizer.from_pretrained(bare)
+    tok.chat_template = None
+    tok.save_pretrained(bare)
+    for f in bare.glob("*.jinja"):
+        f.unlink()
+    with pytest.raises(TrainError, match="no chat template"):
+        load_model(str(bare), cfg)

@@ -1,0 +1,28 @@
+"""`ttt-lab train`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ttt_lab.config.load import load
+from ttt_lab.evaluation.report import _cell, _pct
+from ttt_lab.train.pipeline import train
+
+
+def run_train(overrides: list[str], fresh: bool, console: Console) -> None:
+    from rich.table import Table
+
+    loaded = load(overrides)
+    out = train(loaded, console, fresh=fresh)
+    table = Table(title=f"final policy, greedy, {loaded.cfg.eval.games} games per opponent")
+    for col in ("opponent", "win", "draw", "loss", "invalid", "format"):
+        table.add_column(col)
+    for s in out.final:
+        table.add_row(s.opponent, _cell(s.rate(s.wins), *s.interval(s.wins)),
+                      _cell(s.rate(s.draws), *s.interval(s.draws)), _cell(s.rate(s.losses), *s.interval(s.losses)),
+                      _pct(s.invalid_rate), _pct(s.format_rate))
+    console.print(table)
+    console.print(f"checkpoint: {out.checkpoint}  ({out.seconds / 60:.1f} min; config hash {loaded.config_hash})",
+                  highlight=False)
+    if out.run_id:
+        console.print(f"MLflow run {out.run_id}; browse with `ttt-lab ui`", highlight=False)

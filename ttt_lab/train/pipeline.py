@@ -1,0 +1,146 @@
+"""`ttt-lab train`: SFT warm-up, then the RL phases in order, each from the previous checkpoint.
+
+Layout under `runs/`: `cache/sft-<hash>/` (shared by every run whose warm-up settings
+match), `train/<config hash>/<i>-<phase>/` (one finished checkpoint per phase, marked by
+`done.json`; `.work` folders hold an unfinished phase and its trainer checkpoints). Running
+the same config again skips finished phases and resumes an unfinished one.
+
+Tracking: one MLflow run per config hash (a resumed run continues it). Phases share one
+step axis: phase i's steps are offset by the steps of the phases before it, and
+`train/phase` records which phase a step belongs to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from ttt_lab.config.load import Loaded
+from ttt_lab.config.schema import Config
+from ttt_lab.evaluation.summary import Summary
+from ttt_lab.train.common import check_device, check_vllm, done_info, is_done, quiet, torch_threads
+
+
+@dataclass
+class TrainOutcome:
+    checkpoint: Path
+    run_id: str | None
+    final: list[Summary]
+    seconds: float
+
+
+def sft_key(cfg: Config, base: str) -> str:
+    spec = {"base": base, "sft": dataclasses.asdict(cfg.train.sft), "env": dataclasses.asdict(cfg.env),
+            "dataset": dataclasses.asdict(cfg.dataset), "seed": cfg.seed, "model": dataclasses.asdict(cfg.model)}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _open_run(loaded: Loaded, folder: Path):
+    cfg = loaded.cfg
+    if not cfg.tracking.enabled:
+        return None
+    from ttt_lab.tracking import provenance
+    from ttt_lab.tracking.store import TrackedRun, flatten, open_store
+
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    marker = folder / "mlflow_run_id"
+    if marker.is_file():
+        run = TrackedRun.reopen(store, marker.read_text().strip())
+        if run is not None:
+            run.set_tags({"ttt.resumed": "true"})
+            return run
+    tags = provenance.tags(loaded.config_hash, cfg.seed) | {"ttt.kind": "train",
+                                                            "ttt.overrides": " ".join(loaded.overrides)}
+    run = TrackedRun(store, cfg.tracking.experiment, name=f"train-{loaded.config_hash[:6]}", tags=tags)
+    run.log_params(flatten(loaded.tree))
+    marker.write_text(run.run_id)
+    return run
+
+
+def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval") -> None:
+    if run is None:
+        return
+    for s in summaries:
+        run.log_metrics(s.metrics(prefix), step=step)
+    run.flush()
+
+
+def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome:
+    from ttt_lab.players.hf import resolve_model_path
+    from ttt_lab.train import grpo, sft
+    from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
+    from ttt_lab.train.common import load_model
+    from ttt_lab.train.evaluate import evaluate_model
+    from ttt_lab.train.progress import StepProgress
+
+    cfg = loaded.cfg
+    quiet()
+    check_device(cfg)
+    check_vllm(cfg)
+    torch_threads()
+    start = time.perf_counter()
+    home = Path(cfg.home)
+    folder = home / "train" / loaded.config_hash
+    if fresh and folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    run = _open_run(loaded, folder)
+    try:
+        base = resolve_model_path(cfg)
+        load_model(base, cfg)  # fail on a bad checkpoint before any work
+        current, step = base, 0
+        if cfg.train.sft.enabled:
+            cache = home / "cache" / f"sft-{sft_key(cfg, base)}"
+            if not is_done(cache):
+                console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}", highlight=False)
+                info = sft.run_sft(cfg, base, cache)
+            else:
+                info = done_info(cache)
+                console.print(f"SFT warm-up: reusing {cache}", highlight=False)
+            if run is not None:
+                for i, loss in enumerate(info.get("losses", [])):
+                    run.log_metrics({"sft/loss": loss}, step=i)
+                run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
+                run.flush()
+            current = str(cache)
+            _log_summaries(run, _evaluate_path(current, cfg, evaluate_model), 0, "eval_sft")
+        for i, phase in enumerate(cfg.train.phases):
+            out = folder / f"{i}-{phase.name}"
+            steps = grpo.phase_steps(cfg, phase)
+            if is_done(out):
+                console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
+            else:
+                with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:
+                    def on_eval(model, tokenizer, at: int) -> None:
+                        _log_summaries(run, evaluate_model(model, tokenizer, cfg, cfg.train.eval_games), at)
+
+                    games: list = []
+                    cbs = [MetricsCallback(run, games, step, i, bar.update), EvalCallback(cfg.train.eval_every,
+                                                                                          on_eval, step)]
+                    grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games)
+            current, step = str(out), step + steps
+        model, tokenizer = load_model(current, cfg)
+        final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
+        _log_summaries(run, final, step)
+        if run is not None:
+            run.set_tags({"ttt.checkpoint": str(Path(current).resolve())})
+            run.end("FINISHED")
+    except BaseException as e:
+        if run is not None:
+            run.__exit__(type(e), e, None)
+        raise
+    return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start)
+
+
+def _evaluate_path(path: str, cfg: Config, evaluate_model) -> list[Summary]:
+    from ttt_lab.train.common import load_model
+
+    model, tokenizer = load_model(path, cfg)
+    return evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)

@@ -1,0 +1,29 @@
+"""A rich progress bar over optimizer steps, with games/s and ETA."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ttt_lab.progress import games_progress
+
+
+class StepProgress:
+    def __init__(self, console: Console, label: str, steps: int, games_per_step: int) -> None:
+        self.progress = games_progress(console, unit="games")
+        self.label, self.total, self.per_step = label, steps * games_per_step, games_per_step
+        self.console = console
+
+    def __enter__(self) -> StepProgress:
+        self.progress.__enter__()
+        self.task = self.progress.add_task(self.label, total=self.total)
+        return self
+
+    def update(self, step: int, metrics: dict[str, float]) -> None:
+        self.progress.advance(self.task, self.per_step)
+        if not self.console.is_terminal:
+            reward = metrics.get("train/reward", float("nan"))
+            win = metrics.get("train/game/win_rate", float("nan"))
+            self.console.print(f"{self.label} step {step}: reward {reward:.3f} win {win:.2f}", highlight=False)
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)

@@ -1,0 +1,82 @@
+"""SFT warm-up: a teacher plays games through the environment, lost games are dropped, and
+TRL's SFTTrainer trains on the model turns only (assistant-only loss)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from ttt_lab.config.schema import Config
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.driver import play_games
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.rubric import DRAW, WIN
+from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.game.seeding import derive_seed
+from ttt_lab.players.scripted import minimax_player
+from ttt_lab.train.common import load_model, mark_done
+
+SFT_SALT = 0x5F7
+
+
+def teacher_games(cfg: Config) -> list[GameRecord]:
+    """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range."""
+    s = cfg.train.sft
+    ds = DatasetConfig(size=s.num_games, p_min=cfg.dataset.p_min, p_max=cfg.dataset.p_max,
+                       num_strata=cfg.dataset.num_strata, examples_per_batch=min(s.num_games, 256),
+                       first_player="alternate", model_symbol=cfg.dataset.model_symbol)
+    examples = make_dataset(ds, derive_seed(cfg.seed, SFT_SALT))
+    teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off")
+    return play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
+
+
+def keep(records: list[GameRecord], cfg: Config) -> list[GameRecord]:
+    s = cfg.train.sft
+    out = [r for r in records if not s.filter_losses or r.outcome in (WIN, DRAW)]
+    if s.filter_format_errors:
+        out = [r for r in out if r.messages_in_format == r.model_turns and r.invalid_moves == 0]
+    return out
+
+
+def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
+    """Train from `model_path` into `out` (a complete checkpoint plus `sft_games.jsonl`)."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    s = cfg.train.sft
+    records = teacher_games(cfg)
+    kept = keep(records, cfg)
+    model, tokenizer = load_model(model_path, cfg)
+    work = out.with_name(out.name + ".work")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    with (work / "sft_games.jsonl").open("w") as f:
+        for r in kept:
+            f.write(r.to_json() + "\n")
+    data = Dataset.from_list([{"messages": r.messages} for r in kept])
+    args = SFTConfig(
+        output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
+        per_device_train_batch_size=s.batch_size, assistant_only_loss=True, max_length=None,
+        use_cpu=cfg.model.device == "cpu", bf16=cfg.model.dtype == "bfloat16", report_to="none",
+        logging_steps=5, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed, lr_scheduler_type="cosine",
+        warmup_steps=10, disable_tqdm=True, dataset_num_proc=None,
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    result = trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    trainer.save_model(str(work))
+    tokenizer.save_pretrained(str(work))
+    shutil.rmtree(work / "trainer", ignore_errors=True)
+    info = {"games": len(records), "kept": len(kept), "steps": result.global_step, "first_loss": losses[:1],
+            "final_loss": losses[-1:], "losses": losses}
+    (work / "sft_summary.json").write_text(json.dumps(info))
+    mark_done(work, info)
+    if out.exists():
+        shutil.rmtree(out)
+    work.rename(out)
+    return info
