@@ -12,7 +12,8 @@ from ttt_lab.train.common import TrainError, check_device, check_vllm, load_mode
 quiet()
 torch.set_num_threads(1)
 
-SMALL = ["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0", "train.sft.num_games=120",
+SMALL = ["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0",
+         "train.sft.num_games=120",
          "train.sft.batch_size=16", "batch_size=16", "num_generations=4", "lr=1e-3", "tracking.enabled=false"]
 
 
