@@ -106,6 +106,9 @@ class SftConfig:
     epochs: int = 2
     learning_rate: float = 1e-3
     batch_size: int = 16
+    assistant_only_loss: bool = True
+    """Train on the model's turns only. A model with no pretraining (tiny) learns to read the
+    board faster when it also predicts the environment's messages: set false for it."""
 
 
 @dataclass

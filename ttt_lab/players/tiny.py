@@ -1,10 +1,11 @@
 """The tiny offline model: a word-level tokenizer over the prompt language and a small
 Llama-style causal LM, built without any hub download and saved like any checkpoint.
 
-Word-level tokens (a word, digit, tag or punctuation mark with its leading space; other
-whitespace one character at a time) make a game a few hundred tokens long instead of
-thousands of characters. The chat template
-is ChatML. The model type is `llama`: with `qwen2`, transformers swaps in Qwen2's
+Word-level tokens (a word, tag or punctuation mark with its leading space; digits and
+other whitespace one character at a time) make a game a few hundred tokens long instead
+of thousands of characters. Digits never merge with a space, so a cell number is the same
+token in the grid, the list of available positions and the model's `<move>` tag, which a
+tiny model can then copy. The chat template is ChatML. The model type is `llama`: with `qwen2`, transformers swaps in Qwen2's
 tokenizer class and silently drops whitespace.
 """
 
@@ -19,7 +20,7 @@ from ttt_lab.config.schema import ModelConfig
 from ttt_lab.env import parser, prompts
 from ttt_lab.game.solver import table
 
-PATTERN = r" ?</?[a-z]+>| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]|\s"
+PATTERN = r" ?</?[a-z]+>| ?[A-Za-z]+|[0-9]| ?[^\sA-Za-z0-9]|\s"
 SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>")
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' }}"
@@ -46,7 +47,7 @@ def corpus() -> list[str]:
 
 
 def vocabulary() -> list[str]:
-    words = set("0123456789") | {f" {d}" for d in "0123456789"}
+    words = set("0123456789")
     for text in corpus():
         words.update(re.findall(PATTERN, text))
     return [*SPECIAL, *sorted(words - set(SPECIAL))]

@@ -58,7 +58,7 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
     data = Dataset.from_list([{"messages": r.messages} for r in kept])
     args = SFTConfig(
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
-        per_device_train_batch_size=s.batch_size, assistant_only_loss=True, max_length=None,
+        per_device_train_batch_size=s.batch_size, assistant_only_loss=s.assistant_only_loss, max_length=None,
         use_cpu=cfg.model.device == "cpu", bf16=cfg.model.dtype == "bfloat16", report_to="none",
         logging_steps=5, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed, lr_scheduler_type="cosine",
         warmup_steps=10, disable_tqdm=True, dataset_num_proc=None,
