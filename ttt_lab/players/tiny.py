@@ -5,8 +5,8 @@ Word-level tokens (a word, tag or punctuation mark with its leading space; digit
 other whitespace one character at a time) make a game a few hundred tokens long instead
 of thousands of characters. Digits never merge with a space, so a cell number is the same
 token in the grid, the list of available positions and the model's `<move>` tag, which a
-tiny model can then copy. The chat template is ChatML. The model type is `llama`: with `qwen2`, transformers swaps in Qwen2's
-tokenizer class and silently drops whitespace.
+tiny model can then copy. The chat template is ChatML. The model type is `llama`: with
+`qwen2`, transformers swaps in Qwen2's tokenizer class and silently drops whitespace.
 """
 
 from __future__ import annotations
