@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ttt_lab.config.load import load
-from ttt_lab.evaluation.report import _cell, _pct
+from ttt_lab.evaluation.report import cell, pct
 from ttt_lab.train.pipeline import train
 
 
@@ -18,9 +18,9 @@ def run_train(overrides: list[str], fresh: bool, console: Console) -> None:
     for col in ("opponent", "win", "draw", "loss", "invalid", "format"):
         table.add_column(col)
     for s in out.final:
-        table.add_row(s.opponent, _cell(s.rate(s.wins), *s.interval(s.wins)),
-                      _cell(s.rate(s.draws), *s.interval(s.draws)), _cell(s.rate(s.losses), *s.interval(s.losses)),
-                      _pct(s.invalid_rate), _pct(s.format_rate))
+        table.add_row(s.opponent, cell(s.rate(s.wins), *s.interval(s.wins)),
+                      cell(s.rate(s.draws), *s.interval(s.draws)), cell(s.rate(s.losses), *s.interval(s.losses)),
+                      pct(s.invalid_rate), pct(s.format_rate))
     console.print(table)
     console.print(f"checkpoint: {out.checkpoint}  ({out.seconds / 60:.1f} min; config hash {loaded.config_hash})",
                   highlight=False)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ttt_lab.env.settings import DatasetConfig, EnvConfig, _integer, _number, _one_of
+from ttt_lab.env.episode import SEEDINGS
+from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 
 PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
-SEEDINGS = ("per_example", "per_game")
+
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 OPPONENT_KINDS = ("minimax", "random")
 
@@ -185,20 +186,20 @@ class Config:
 
 
 def _validate_phase(p: PhaseConfig, at: str) -> None:
-    _integer(f"{at}.steps", p.steps, 1)
-    _integer(f"{at}.batch_size", p.batch_size, 1)
-    _integer(f"{at}.num_generations", p.num_generations, 1)
+    check_integer(f"{at}.steps", p.steps, 1)
+    check_integer(f"{at}.batch_size", p.batch_size, 1)
+    check_integer(f"{at}.num_generations", p.num_generations, 1)
     if p.batch_size % p.num_generations:
         raise InvalidSetting(f"{at}.batch_size", p.batch_size,
                              f"a multiple of {at}.num_generations ({p.num_generations})")
-    _number(f"{at}.learning_rate", p.learning_rate, 0.0)
-    _number(f"{at}.temperature", p.temperature, 0.0)
-    _one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
+    check_number(f"{at}.learning_rate", p.learning_rate, 0.0)
+    check_number(f"{at}.temperature", p.temperature, 0.0)
+    check_one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
     for name in ("p_min", "p_max"):
         if getattr(p, name) is not None:
-            _number(f"{at}.{name}", getattr(p, name), 0.0, 1.0)
+            check_number(f"{at}.{name}", getattr(p, name), 0.0, 1.0)
     if p.num_strata is not None:
-        _integer(f"{at}.num_strata", p.num_strata, 1)
+        check_integer(f"{at}.num_strata", p.num_strata, 1)
 
 
 def validate(cfg: Config) -> Config:
@@ -206,35 +207,35 @@ def validate(cfg: Config) -> Config:
     cfg.env.validate("env")
     cfg.dataset.validate("dataset")
     o = cfg.opponent
-    _one_of("opponent.tie_break", o.tie_break, TIE_BREAKS)
-    _one_of("opponent.scoring", o.scoring, SCORINGS)
-    _number("opponent.p_random", o.p_random, 0.0, 1.0)
-    _one_of("opponent.seeding", o.seeding, SEEDINGS)
+    check_one_of("opponent.tie_break", o.tie_break, TIE_BREAKS)
+    check_one_of("opponent.scoring", o.scoring, SCORINGS)
+    check_number("opponent.p_random", o.p_random, 0.0, 1.0)
+    check_one_of("opponent.seeding", o.seeding, SEEDINGS)
     pl = cfg.player
-    _one_of("player.kind", pl.kind, PLAYER_KINDS)
-    _one_of("player.policy", pl.policy, SCRIPTED_POLICIES)
-    _one_of("player.tie_break", pl.tie_break, TIE_BREAKS)
-    _number("player.p_random", pl.p_random, 0.0, 1.0)
-    _number("player.temperature", pl.temperature, 0.0)
+    check_one_of("player.kind", pl.kind, PLAYER_KINDS)
+    check_one_of("player.policy", pl.policy, SCRIPTED_POLICIES)
+    check_one_of("player.tie_break", pl.tie_break, TIE_BREAKS)
+    check_number("player.p_random", pl.p_random, 0.0, 1.0)
+    check_number("player.temperature", pl.temperature, 0.0)
     for name in ("max_new_tokens", "batch_size", "concurrency"):
-        _integer(f"player.{name}", getattr(pl, name), 1)
-    _integer("player.max_retries", pl.max_retries, 0)
-    _number("player.timeout_s", pl.timeout_s, 0.001)
+        check_integer(f"player.{name}", getattr(pl, name), 1)
+    check_integer("player.max_retries", pl.max_retries, 0)
+    check_number("player.timeout_s", pl.timeout_s, 0.001)
     for i, phase in enumerate(cfg.train.phases):
         _validate_phase(phase, f"train.phases.{i}")
     if cfg.train.budget_games is not None:
-        _integer("train.budget_games", cfg.train.budget_games, 1)
-    _one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
-    _integer("train.eval_every", cfg.train.eval_every, 0)
-    _integer("train.eval_games", cfg.train.eval_games, 1)
-    _integer("eval.games", cfg.eval.games, 1)
-    _integer("eval.batch_size", cfg.eval.batch_size, 1)
+        check_integer("train.budget_games", cfg.train.budget_games, 1)
+    check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
+    check_integer("train.eval_every", cfg.train.eval_every, 0)
+    check_integer("train.eval_games", cfg.train.eval_games, 1)
+    check_integer("eval.games", cfg.eval.games, 1)
+    check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     if cfg.eval.suite not in cfg.eval.suites:
         raise InvalidSetting("eval.suite", cfg.eval.suite, " | ".join(cfg.eval.suites))
     for name, entries in cfg.eval.suites.items():
         for i, e in enumerate(entries):
-            _one_of(f"eval.suites.{name}.{i}.opponent", e.opponent, OPPONENT_KINDS)
-            _one_of(f"eval.suites.{name}.{i}.tie_break", e.tie_break, TIE_BREAKS)
-            _one_of(f"eval.suites.{name}.{i}.scoring", e.scoring, SCORINGS)
-            _number(f"eval.suites.{name}.{i}.p_random", e.p_random, 0.0, 1.0)
+            check_one_of(f"eval.suites.{name}.{i}.opponent", e.opponent, OPPONENT_KINDS)
+            check_one_of(f"eval.suites.{name}.{i}.tie_break", e.tie_break, TIE_BREAKS)
+            check_one_of(f"eval.suites.{name}.{i}.scoring", e.scoring, SCORINGS)
+            check_number(f"eval.suites.{name}.{i}.p_random", e.p_random, 0.0, 1.0)
     return cfg

@@ -11,13 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ttt_lab.env.dataset import Example
-from ttt_lab.env.episode import Episode, Turn
+from ttt_lab.env.episode import Episode, Turn, opponent_seed
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
-from ttt_lab.game.seeding import derive_seed
-
-PER_GAME_SALT = 0x9A3E_5EED
 
 
 class Player(Protocol):
@@ -48,10 +45,7 @@ def play_games(
     chunk = max_batch or len(examples) or 1
     for start in range(0, len(examples), chunk):
         part = examples[start : start + chunk]
-        if opponent_seeding == "per_game":
-            seeds = [derive_seed(ex.seed ^ PER_GAME_SALT, game_offset + start + i) for i, ex in enumerate(part)]
-        else:
-            seeds = [None] * len(part)
+        seeds = [opponent_seed(ex, game_offset + start + i, opponent_seeding) for i, ex in enumerate(part)]
         episodes = [Episode(ex, env, opponent, s) for ex, s in zip(part, seeds, strict=True)]
         active = episodes
         while active:

@@ -18,7 +18,19 @@ from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, FORFEIT, LOSS, TURN_CAP, WIN, score
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent, TableOpponent
+from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import table
+
+PER_GAME_SALT = 0x9A3E_5EED
+SEEDINGS = ("per_example", "per_game")
+
+
+def opponent_seed(example: Example, game_number: int, seeding: str) -> int | None:
+    """The opponent's seed for one game: None (the example's own seed) with per-example
+    seeding; with per-game seeding a seed of its own for game `game_number` of a run."""
+    if seeding == "per_game":
+        return derive_seed(example.seed ^ PER_GAME_SALT, game_number)
+    return None
 
 
 class Turn(Protocol):

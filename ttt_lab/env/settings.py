@@ -20,7 +20,7 @@ FIRST_PLAYERS = ("alternate", "model", "opponent", "random")
 SYMBOL_CHOICES = ("X", "O", "alternate", "random")
 
 
-def _number(path: str, v: Any, lo: float | None = None, hi: float | None = None) -> None:
+def check_number(path: str, v: Any, lo: float | None = None, hi: float | None = None) -> None:
     ok = not isinstance(v, bool) and isinstance(v, int | float)
     ok = ok and (lo is None or v >= lo) and (hi is None or v <= hi)
     if not ok:
@@ -28,12 +28,12 @@ def _number(path: str, v: Any, lo: float | None = None, hi: float | None = None)
         raise InvalidSetting(path, v, f"a number {bounds}")
 
 
-def _integer(path: str, v: Any, lo: int) -> None:
+def check_integer(path: str, v: Any, lo: int) -> None:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise InvalidSetting(path, v, f"an integer of at least {lo}")
 
 
-def _one_of(path: str, v: Any, allowed: tuple[str, ...]) -> None:
+def check_one_of(path: str, v: Any, allowed: tuple[str, ...]) -> None:
     if v not in allowed:
         raise InvalidSetting(path, v, " | ".join(allowed))
 
@@ -47,9 +47,9 @@ class PenaltyConfig:
     cap: float = 0.5
 
     def validate(self, prefix: str = "env.penalty") -> None:
-        _one_of(f"{prefix}.mode", self.mode, PENALTY_MODES)
-        _number(f"{prefix}.amount", self.amount, 0.0)
-        _number(f"{prefix}.cap", self.cap, 0.0)
+        check_one_of(f"{prefix}.mode", self.mode, PENALTY_MODES)
+        check_number(f"{prefix}.amount", self.amount, 0.0)
+        check_number(f"{prefix}.cap", self.cap, 0.0)
 
 
 @dataclass
@@ -64,7 +64,7 @@ class RewardConfig:
 
     def validate(self, prefix: str = "env.reward") -> None:
         for f in fields(self):
-            _number(f"{prefix}.{f.name}", getattr(self, f.name))
+            check_number(f"{prefix}.{f.name}", getattr(self, f.name))
 
 
 @dataclass
@@ -77,8 +77,8 @@ class EnvConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
 
     def validate(self, prefix: str = "env") -> EnvConfig:
-        _one_of(f"{prefix}.think", self.think, THINK_MODES)
-        _integer(f"{prefix}.max_model_turns", self.max_model_turns, 1)
+        check_one_of(f"{prefix}.think", self.think, THINK_MODES)
+        check_integer(f"{prefix}.max_model_turns", self.max_model_turns, 1)
         self.penalty.validate(f"{prefix}.penalty")
         self.reward.validate(f"{prefix}.reward")
         return self
@@ -100,18 +100,18 @@ class DatasetConfig:
     """Symbol the model is shown as; the published environment always showed X."""
 
     def validate(self, prefix: str = "dataset") -> DatasetConfig:
-        _integer(f"{prefix}.size", self.size, 1)
-        _number(f"{prefix}.p_min", self.p_min, 0.0, 1.0)
-        _number(f"{prefix}.p_max", self.p_max, 0.0, 1.0)
+        check_integer(f"{prefix}.size", self.size, 1)
+        check_number(f"{prefix}.p_min", self.p_min, 0.0, 1.0)
+        check_number(f"{prefix}.p_max", self.p_max, 0.0, 1.0)
         if self.p_min > self.p_max:
             raise InvalidSetting(
                 f"{prefix}.p_min", self.p_min, f"a number no larger than {prefix}.p_max ({self.p_max})"
             )
-        _integer(f"{prefix}.num_strata", self.num_strata, 1)
-        _one_of(f"{prefix}.sampling", self.sampling, SAMPLINGS)
-        _integer(f"{prefix}.examples_per_batch", self.examples_per_batch, 1)
-        _one_of(f"{prefix}.first_player", self.first_player, FIRST_PLAYERS)
-        _one_of(f"{prefix}.model_symbol", self.model_symbol, SYMBOL_CHOICES)
+        check_integer(f"{prefix}.num_strata", self.num_strata, 1)
+        check_one_of(f"{prefix}.sampling", self.sampling, SAMPLINGS)
+        check_integer(f"{prefix}.examples_per_batch", self.examples_per_batch, 1)
+        check_one_of(f"{prefix}.first_player", self.first_player, FIRST_PLAYERS)
+        check_one_of(f"{prefix}.model_symbol", self.model_symbol, SYMBOL_CHOICES)
         return self
 
 

@@ -17,12 +17,12 @@ CSV_FIELDS = ("opponent", "games", "win_rate", "win_lo", "win_hi", "draw_rate", 
               "games_per_s")
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _cell(rate: float, lo: float, hi: float) -> str:
-    return f"{_pct(rate)} [{_pct(lo)}, {_pct(hi)}]"
+def cell(rate: float, lo: float, hi: float) -> str:
+    return f"{pct(rate)} [{pct(lo)}, {pct(hi)}]"
 
 
 def table(results: Sequence[SuiteResult], title: str) -> Table:
@@ -33,10 +33,10 @@ def table(results: Sequence[SuiteResult], title: str) -> Table:
         s = r.summary
         t.add_row(
             s.opponent, str(s.games),
-            _cell(s.rate(s.wins), *s.interval(s.wins)),
-            _cell(s.rate(s.draws), *s.interval(s.draws)),
-            _cell(s.rate(s.losses), *s.interval(s.losses)),
-            _pct(s.invalid_rate), _pct(s.format_rate), f"{s.model_turns_mean:.2f}", f"{s.games_per_s:,.0f}",
+            cell(s.rate(s.wins), *s.interval(s.wins)),
+            cell(s.rate(s.draws), *s.interval(s.draws)),
+            cell(s.rate(s.losses), *s.interval(s.losses)),
+            pct(s.invalid_rate), pct(s.format_rate), f"{s.model_turns_mean:.2f}", f"{s.games_per_s:,.0f}",
         )
     return t
 

@@ -21,13 +21,10 @@ import torch
 
 from ttt_lab.env import parser, prompts
 from ttt_lab.env.dataset import Example
-from ttt_lab.env.episode import Episode
+from ttt_lab.env.episode import Episode, opponent_seed
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
-from ttt_lab.game.seeding import derive_seed
-
-PER_GAME_SALT = 0x9A3E_5EED
 
 
 @dataclass
@@ -142,8 +139,7 @@ def play_rollouts(
     """Play one whole game per example with `model` as the player; see the module docstring."""
     chat = ChatTokens(tokenizer)
     device = next(model.parameters()).device
-    seeds = [derive_seed(ex.seed ^ PER_GAME_SALT, game_offset + i) if opponent_seeding == "per_game" else None
-             for i, ex in enumerate(examples)]
+    seeds = [opponent_seed(ex, game_offset + i, opponent_seeding) for i, ex in enumerate(examples)]
     episodes = [Episode(ex, env, opponent, s) for ex, s in zip(examples, seeds, strict=True)]
     rollouts = [Rollout(chat.prompt(ep.messages)) for ep in episodes]
     n = len(episodes)
