@@ -46,22 +46,45 @@ def corpus() -> list[str]:
     return texts
 
 
+def _before(text: str, tail: str) -> str:
+    return text[: text.rindex(tail)]
+
+
+def sentences() -> list[str]:
+    """The environment's fixed sentences, each one token: a game costs a few hundred tokens
+    fewer, which is most of the compute on a CPU (the system prompt alone is one token)."""
+    out = []
+    for shown in "XO":
+        out += [prompts.system_prompt(shown, think) for think in ("required", "optional", "off")]
+        out.append(prompts.opening_status(shown, None))
+        out.append(_before(prompts.opening_status(shown, 0), " 0."))
+        out.append(_before(prompts.opponent_status(shown, 0), " 0."))
+    fixed = [k for k in parser.INVALID_KINDS if k != parser.OCCUPIED]
+    out += [parser.feedback(parser.Parsed(k, None, False)) for k in fixed]
+    occupied = parser.feedback(parser.Parsed(parser.OCCUPIED, 0, False))
+    out += [_before(occupied, " 0 "), occupied[occupied.index(" 0 ") + 2 :]]
+    out += ["Available positions:", "Your turn.", " | ", ", ", "\n\n"]
+    return out
+
+
 def vocabulary() -> list[str]:
     words = set("0123456789")
     for text in corpus():
         words.update(re.findall(PATTERN, text))
-    return [*SPECIAL, *sorted(words - set(SPECIAL))]
+    return [*SPECIAL, *sorted(words - set(SPECIAL)), *sentences()]
 
 
 def build_tokenizer():  # -> PreTrainedTokenizerFast
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {w: i for i, w in enumerate(vocabulary())}
+    words = [w for w in vocabulary() if w not in set(sentences())]
+    vocab = {w: i for i, w in enumerate(words)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(PATTERN), behavior="isolated")
     tok.decoder = decoders.Fuse()
     tok.add_special_tokens(list(SPECIAL))
+    tok.add_tokens([AddedToken(text, normalized=False, special=False) for text in sentences()])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="<unk>",
         padding_side="left",
