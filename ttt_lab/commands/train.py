@@ -14,11 +14,12 @@ def run_train(overrides: list[str], fresh: bool, console: Console) -> None:
 
     loaded = load(overrides)
     out = train(loaded, console, fresh=fresh)
-    table = Table(title=f"final policy, greedy, {loaded.cfg.eval.games} games per opponent")
-    for col in ("opponent", "win", "draw", "loss", "invalid", "format"):
+    table = Table(title=f"greedy policy, {loaded.cfg.eval.games} games per opponent (same games for every row)")
+    for col in ("checkpoint", "opponent", "win", "draw", "loss", "invalid", "format"):
         table.add_column(col)
-    for s in out.final:
-        table.add_row(s.opponent, cell(s.rate(s.wins), *s.interval(s.wins)),
+    rows = [("SFT", s) for s in out.sft or []] + [("final", s) for s in out.final]
+    for name, s in rows:
+        table.add_row(name, s.opponent, cell(s.rate(s.wins), *s.interval(s.wins)),
                       cell(s.rate(s.draws), *s.interval(s.draws)), cell(s.rate(s.losses), *s.interval(s.losses)),
                       pct(s.invalid_rate), pct(s.format_rate))
     console.print(table)

@@ -34,6 +34,8 @@ class TrainOutcome:
     run_id: str | None
     final: list[Summary]
     seconds: float
+    sft: list[Summary] | None = None
+    """The warm-up checkpoint on the same games as `final` (None without SFT)."""
 
 
 def sft_key(cfg: Config, base: str) -> str:
@@ -95,7 +97,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
     try:
         base = resolve_model_path(cfg)
         load_model(base, cfg)  # fail on a bad checkpoint before any work
-        current, step = base, 0
+        current, step, sft_eval = base, 0, None
         if cfg.train.sft.enabled:
             cache = home / "cache" / f"sft-{sft_key(cfg, base)}"
             if not is_done(cache):
@@ -110,7 +112,8 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
                 run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
                 run.flush()
             current = str(cache)
-            _log_summaries(run, _evaluate_path(current, cfg, evaluate_model), 0, "eval_sft")
+            sft_eval = _evaluate_path(current, cfg, evaluate_model)
+            _log_summaries(run, sft_eval, 0, "eval_sft")
         for i, phase in enumerate(cfg.train.phases):
             out = folder / f"{i}-{phase.name}"
             steps = grpo.phase_steps(cfg, phase)
@@ -136,11 +139,11 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
         if run is not None:
             run.__exit__(type(e), e, None)
         raise
-    return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start)
+    return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)
 
 
 def _evaluate_path(path: str, cfg: Config, evaluate_model) -> list[Summary]:
     from ttt_lab.train.common import load_model
 
     model, tokenizer = load_model(path, cfg)
-    return evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
+    return evaluate_model(model, tokenizer, cfg, cfg.eval.games)
