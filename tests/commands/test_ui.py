@@ -56,7 +56,9 @@ def test_ui_serves_the_store_and_stops_cleanly(home: Path) -> None:
         time.sleep(0.2)
     assert mlflow_server_pids(port) == []
     with socket.socket() as s:
-        s.bind(("127.0.0.1", port))  # the port is free again
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not a listener
+        s.bind(("127.0.0.1", port))  # nothing listens on the port any more
+        s.listen()
     assert f"http://127.0.0.1:{port}" in proc.stdout.read()
 
 

@@ -24,8 +24,10 @@ class UiError(TttLabError):
 
 def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # like the server: TIME_WAIT is no listener
         try:
             s.bind((host, port))
+            s.listen()
         except OSError:
             return False
     return True
