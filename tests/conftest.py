@@ -1,5 +1,6 @@
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,9 @@ def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     cfg = ModelConfig(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
     return build_tiny(tmp_path_factory.mktemp("ckpt") / "tiny", cfg, seed=0)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -7,13 +7,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import BIN, cli
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.conftest import BIN, cli, free_port
 
 
 def mlflow_server_pids(port: int) -> list[int]:

@@ -1,4 +1,3 @@
-import socket
 import subprocess
 import sys
 import time
@@ -8,18 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, free_port
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.players.openai_player import EndpointError, OpenAIPlayer
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

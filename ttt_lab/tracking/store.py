@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
@@ -111,21 +112,14 @@ def open_store(uri: str, artifacts: str) -> Store:
     return Store(uri, artifacts, MlflowClient(tracking_uri=uri))
 
 
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+def flatten(tree: Mapping[str, Any]) -> dict[str, str]:
     """Dotted keys to string values, cut to MLflow's limits (never failing on long values)."""
     out: dict[str, str] = {}
-    for k, v in tree.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping) and v:
-            out.update(flatten(v, key))
-        elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
-            for i, x in enumerate(v):
-                out.update(flatten(x, f"{key}.{i}"))
-        else:
-            text = str(v)
-            out[key[:MAX_ENTITY_KEY_LENGTH]] = text if len(text) <= MAX_PARAM_VAL_LENGTH else (
-                text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
-            )
+    for key, v in flat_items(tree).items():
+        text = str(v)
+        if len(text) > MAX_PARAM_VAL_LENGTH:
+            text = text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
+        out[key[:MAX_ENTITY_KEY_LENGTH]] = text
     return out
 
 
