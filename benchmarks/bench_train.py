@@ -24,6 +24,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     from ttt_lab.config.load import load
     from ttt_lab.train import grpo, rollout
     from ttt_lab.train.common import load_model
+    from ttt_lab.train.phase_data import phase_dataset
 
     cfg = load([*base, f"batch_size={bs}", f"steps={steps}"]).cfg
     spent = {"gen": 0.0, "t0": 0.0}
@@ -48,7 +49,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     total = time.perf_counter() - spent["t0"]
     model, tok = load_model(str(start), cfg)
     phase = cfg.train.phases[0]
-    examples = [e for e in grpo.phase_dataset(cfg, phase, 0, 1) for _ in range(phase.num_generations)]
+    examples = [e for e in phase_dataset(cfg, phase, 0, 1) for _ in range(phase.num_generations)]
     t = time.perf_counter()
     rollout.play_rollouts(model, tok, examples, cfg.env, grpo.build_opponent(cfg.opponent),
                           rollout.Sampling(1.0, cfg.player.max_new_tokens), generator=torch.Generator())

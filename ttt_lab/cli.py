@@ -92,6 +92,32 @@ def eval_(overrides: Overrides = None) -> None:
     _run(body)
 
 
+@app.command("audit")
+def audit_(
+    kind: Annotated[str, typer.Argument(help="What to audit: opponent | dataset | policy.", show_default=False)],
+    overrides: Overrides = None,
+    warn_only: Annotated[bool, typer.Option("--warn-only", help="Exit 0 even when a check FAILs.")] = False,
+    file: Annotated[str | None, typer.Option("--file", help="dataset: audit a saved dataset.jsonl (from a "
+                                             "training phase folder) instead of the configured one.")] = None,
+) -> None:
+    """Bias audits: tie-breaking, noise, seeding and symmetry of an opponent; balance and order of a
+    dataset; memorisation of one opponent by a policy. Exits 1 when a check FAILs.
+
+    Example: `ttt-lab audit opponent tie_break=first`
+    """
+
+    def body() -> int:
+        from pathlib import Path
+
+        from ttt_lab.commands.audit import run_audit
+
+        return run_audit(kind, overrides or [], _console(), Path(file) if file else None, warn_only)
+
+    code = _run(body)
+    if code:
+        raise typer.Exit(code)
+
+
 @app.command("train")
 def train_(
     overrides: Overrides = None,

@@ -112,11 +112,20 @@ def test_grpo_step_changes_weights_and_rewards_arrive(sft_run: tuple[Path, dict]
     assert len(games) == 16
     assert len({g.rewards.total for g in games}) > 1
     assert not torch.equal(weights(start), weights(tmp_path / "rl"))
+    from ttt_lab.audit.checks import PASS
+    from ttt_lab.audit.dataset import audit_dataset, read_saved
+    from ttt_lab.train.phase_data import phase_dataset
+
+    saved = read_saved(tmp_path / "rl" / "dataset.jsonl", cfg.dataset)
+    assert saved.examples == phase_dataset(cfg, cfg.train.phases[0], 0, 1)
+    assert saved.num_generations == cfg.train.phases[0].num_generations
+    assert audit_dataset(saved, cfg.audit.dataset).check("batch_order").status == PASS
 
 
 def test_rollout_func_groups_share_the_opponent(tiny_checkpoint: Path, tmp_path: Path) -> None:
     from ttt_lab.game.board import play
-    from ttt_lab.train.grpo import make_rollout_func, phase_dataset
+    from ttt_lab.train.grpo import make_rollout_func
+    from ttt_lab.train.phase_data import phase_dataset
 
     cfg = cfg_for(tmp_path, "dataset.first_player=opponent", "dataset.p_min=0.5", "dataset.p_max=0.5")
     phase = cfg.train.phases[0]

@@ -172,6 +172,66 @@ class TrackingConfig:
 
 
 @dataclass
+class OpponentAuditConfig:
+    seeds: int = 64
+    """Example seeds sampled per position."""
+    noise_p: float = 0.3
+    """Random-move probability for the noise calibration when `opponent.p_random` is 0."""
+    dominance: float = 0.95
+    """A move 'takes nearly all picks' at a position when its share is at least this."""
+    dominated_warn: float = 0.02
+    dominated_fail: float = 0.2
+    """Share of tie positions dominated by one move: WARN / FAIL above these."""
+    entropy_warn: float = 0.9
+    entropy_fail: float = 0.6
+    """Mean normalised entropy over the equally good moves: WARN / FAIL below these."""
+    p_warn: float = 1.0e-3
+    p_fail: float = 1.0e-6
+    """Chi-square p-values (uniform tie-breaking, symmetry): WARN / FAIL below these."""
+    cell_tv_warn: float = 0.03
+    cell_tv_fail: float = 0.1
+    """Total variation between chosen cells and what uniform tie-breaking predicts."""
+    min_optimal: float = 1.0
+    """Share of replies that keep the value with p_random=0 (a minimax opponent must be perfect)."""
+    noise_z_warn: float = 3.0
+    noise_z_fail: float = 5.0
+    """|z| of the measured random-move share against the configured probability."""
+    processes: bool = True
+    """Also replay a sample in a fresh process (cross-process seed consistency)."""
+
+
+@dataclass
+class DatasetAuditConfig:
+    balanced_warn: float = 1.0
+    balanced_fail: float = 0.9
+    """Share of batches with every stratum within one example of its mean: WARN / FAIL below these."""
+    balance_z_warn: float = 3.0
+    balance_z_fail: float = 5.0
+    """|z| of the model-first and model-shown-as-X shares against 1/2 (when they are meant to balance)."""
+
+
+@dataclass
+class PolicyAuditConfig:
+    games: int = 100
+    """Games against each panel member, split evenly over who moves first."""
+    seed_sets: int = 3
+    """Random tie-break members, each under its own set of example seeds."""
+    min_gap: float = 0.1
+    """Non-loss rate gap between one member and the rest that counts as memorisation."""
+    max_fork_rate: float = 0.05
+    """WARN above this share of games where the policy lets the opponent fork."""
+
+
+@dataclass
+class AuditConfig:
+    seed: int = 0
+    out: str = "${home}/audits"
+    opponent: OpponentAuditConfig = field(default_factory=OpponentAuditConfig)
+    dataset: DatasetAuditConfig = field(default_factory=DatasetAuditConfig)
+    policy: PolicyAuditConfig = field(default_factory=PolicyAuditConfig)
+
+
+@dataclass
 class Config:
     seed: int = 0
     home: str = "${oc.env:TTT_LAB_HOME,runs}"
@@ -183,6 +243,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
 
 
 def _validate_phase(p: PhaseConfig, at: str) -> None:
@@ -200,6 +261,17 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
             check_number(f"{at}.{name}", getattr(p, name), 0.0, 1.0)
     if p.num_strata is not None:
         check_integer(f"{at}.num_strata", p.num_strata, 1)
+
+
+def _validate_audit(a: AuditConfig) -> None:
+    check_integer("audit.opponent.seeds", a.opponent.seeds, 2)
+    check_number("audit.opponent.noise_p", a.opponent.noise_p, 0.0, 1.0)
+    for name in ("dominance", "dominated_warn", "dominated_fail", "entropy_warn", "entropy_fail", "p_warn", "p_fail",
+                 "cell_tv_warn", "cell_tv_fail", "min_optimal"):
+        check_number(f"audit.opponent.{name}", getattr(a.opponent, name), 0.0, 1.0)
+    check_integer("audit.policy.games", a.policy.games, 2)
+    check_integer("audit.policy.seed_sets", a.policy.seed_sets, 1)
+    check_number("audit.policy.min_gap", a.policy.min_gap, 0.0, 1.0)
 
 
 def validate(cfg: Config) -> Config:
@@ -230,6 +302,7 @@ def validate(cfg: Config) -> Config:
     check_integer("train.eval_games", cfg.train.eval_games, 1)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
+    _validate_audit(cfg.audit)
     if cfg.eval.suite not in cfg.eval.suites:
         raise InvalidSetting("eval.suite", cfg.eval.suite, " | ".join(cfg.eval.suites))
     for name, entries in cfg.eval.suites.items():

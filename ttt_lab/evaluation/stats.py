@@ -14,3 +14,48 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X >= x) for a chi-square variable with `df` degrees of freedom (regularised upper gamma)."""
+    if df <= 0:
+        return 1.0
+    if x <= 0:
+        return 1.0
+    a, z = df / 2.0, x / 2.0
+    log_prefix = a * math.log(z) - z - math.lgamma(a)
+    if z < a + 1:
+        term = total = 1.0 / a
+        n = a
+        while term > total * 1e-15:
+            n += 1
+            term *= z / n
+            total += term
+        return max(0.0, 1.0 - math.exp(log_prefix) * total)
+    # Lentz's continued fraction for the upper tail.
+    tiny = 1e-300
+    b = z + 1 - a
+    c, d = 1 / tiny, 1 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        step = d * c
+        h *= step
+        if abs(step - 1) < 1e-15:
+            break
+    return min(1.0, math.exp(log_prefix) * h)
+
+
+def normalised_entropy(counts: list[int]) -> float:
+    """Shannon entropy of `counts` divided by log(len(counts)): 1 for uniform, 0 for one outcome."""
+    n = sum(counts)
+    if n == 0 or len(counts) < 2:
+        return 1.0
+    h = -sum(c / n * math.log(c / n) for c in counts if c)
+    return h / math.log(len(counts))

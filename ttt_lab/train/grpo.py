@@ -11,37 +11,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
-from ttt_lab.env.dataset import Example, make_dataset
-from ttt_lab.env.settings import DatasetConfig
-from ttt_lab.game.seeding import derive_seed
+from ttt_lab.env.dataset import Example, dataset_jsonl
 from ttt_lab.train.common import TrainError, load_model, mark_done
+from ttt_lab.train.phase_data import SHUFFLE_DATASET, phase_dataset, phase_dataset_config, phase_steps
 from ttt_lab.train.rollout import Sampling, play_rollouts
-
-PHASE_SALT = 0xA11
-
-
-def phase_dataset(cfg: Config, phase: PhaseConfig, index: int, steps: int) -> list[Example]:
-    """Enough examples for `steps` updates, stratified per update (prompts = batch / generations)."""
-    prompts = phase.batch_size // phase.num_generations
-    d = cfg.dataset
-    ds = replace(d, size=steps * prompts, examples_per_batch=prompts,
-                 p_min=d.p_min if phase.p_min is None else phase.p_min,
-                 p_max=d.p_max if phase.p_max is None else phase.p_max,
-                 num_strata=d.num_strata if phase.num_strata is None else phase.num_strata)
-    if ds.num_strata > prompts and ds.sampling == "stratified":
-        ds = replace(ds, num_strata=prompts)
-    return make_dataset(DatasetConfig(**vars(ds)), derive_seed(cfg.seed, PHASE_SALT + index))
-
-
-def phase_steps(cfg: Config, phase: PhaseConfig) -> int:
-    if cfg.train.budget_games is not None:
-        return max(1, cfg.train.budget_games // phase.batch_size)
-    return phase.steps
 
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
@@ -102,6 +79,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     max_new = cfg.player.max_new_tokens
     work = out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
+    save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase)
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
     args = GRPOConfig(
@@ -111,7 +89,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         epsilon_high=phase.epsilon_high if phase.epsilon_high is not None else 0.28, beta=0.0,
         max_completion_length=max_completion_tokens(cfg, max_new, tokenizer),
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
-        shuffle_dataset=False, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
+        shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
         bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=False, report_to="none", logging_steps=1,
         save_strategy="steps", save_steps=max(1, min(25, steps // 4 or 1)), save_total_limit=1,
         disable_tqdm=True, lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
@@ -142,6 +120,16 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         shutil.rmtree(out)
     work.rename(out)
     return info
+
+
+def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig) -> None:
+    """The phase's examples in training order, plus what the dataset audit needs to read them."""
+    import dataclasses
+    import json
+
+    (folder / "dataset.jsonl").write_text(dataset_jsonl(examples))
+    meta = dataclasses.asdict(ds) | {"num_generations": phase.num_generations}
+    (folder / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
 def _last_checkpoint(folder: Path) -> Path | None:

@@ -80,6 +80,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
     from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
     from ttt_lab.train.common import load_model
     from ttt_lab.train.evaluate import evaluate_model
+    from ttt_lab.train.phase_data import phase_steps
     from ttt_lab.train.progress import StepProgress
 
     cfg = loaded.cfg
@@ -116,7 +117,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
             _log_summaries(run, sft_eval, 0, "eval_sft")
         for i, phase in enumerate(cfg.train.phases):
             out = folder / f"{i}-{phase.name}"
-            steps = grpo.phase_steps(cfg, phase)
+            steps = phase_steps(cfg, phase)
             if is_done(out):
                 console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
             else:

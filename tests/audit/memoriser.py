@@ -1,0 +1,44 @@
+"""A policy that learned one line by heart: optimal against the first-tie-break minimax,
+the lowest free cell everywhere else (the published failure, on purpose)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ttt_lab.env.dataset import Example
+from ttt_lab.env.driver import play_games
+from ttt_lab.env.settings import EnvConfig
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.game.solver import table
+from ttt_lab.players.scripted import minimax_player
+
+
+def _book() -> dict[str, int]:
+    t = table()
+    book: dict[str, int] = {}
+    examples = [Example(i, 0, 0.0, i == 0, "X", 0) for i in range(2)]
+    for record in play_games(minimax_player("first", think=False), examples, EnvConfig(think="off"),
+                             MinimaxOpponent("first")):
+        s = 0
+        for by, cell in record.moves:
+            if by == "model":
+                book[t.boards[s]] = cell
+            s = t.children[s][cell]
+    return book
+
+
+class MemorisingPlayer:
+    def __init__(self, think: bool = False) -> None:
+        self.book = _book()
+        self.think = think
+
+    def respond(self, turns: Sequence) -> list[str]:
+        out = []
+        for turn in turns:
+            cell = self.book.get(turn.board, turn.board.index("."))
+            move = f"<move>{cell}</move>"
+            out.append(f"<think>I know this one.</think>\n{move}" if self.think else move)
+        return out
+
+    def __repr__(self) -> str:
+        return "MemorisingPlayer()"

@@ -1,0 +1,66 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.audit.memoriser import MemorisingPlayer
+from ttt_lab.audit.checks import FAIL, PASS
+from ttt_lab.audit.policy import ConjugatedOpponent, agreement, audit_policy, fork_allowed, panel
+from ttt_lab.config.load import load
+from ttt_lab.env.dataset import Example
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.rubric import Rewards
+from ttt_lab.game import optimal_moves
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.game.solver import table
+from ttt_lab.players.scripted import minimax_player
+
+
+def cfg(*overrides: str):
+    return load(["audit.policy.games=40", *overrides]).cfg
+
+
+def test_memorising_policy_fails_the_probe():
+    c = cfg("tie_break=first")
+    audit = audit_policy(c, MemorisingPlayer(c.env.think != "off"), MinimaxOpponent("first"))
+    members = {m["name"]: m for m in audit.data["members"]}
+    assert members["minimax-first"]["draw_rate"] == 1.0
+    assert members["training@rot90"]["held_rate"] <= 0.5
+    check = audit.check("memorisation.gap")
+    assert check.status == FAIL, check.detail
+    assert audit.check("optimal_agreement").value < 1.0
+
+
+def test_minimax_player_draws_against_every_member_and_passes():
+    c = cfg()
+    audit = audit_policy(c, minimax_player(), MinimaxOpponent("random"))
+    assert audit.status == PASS
+    assert len(audit.data["members"]) == len(panel(MinimaxOpponent(), "value", 3)) == 13
+    assert all(m["draw_rate"] == 1.0 for m in audit.data["members"])
+    assert audit.check("fork_allowed_rate").value == 0.0
+    assert audit.check("optimal_agreement").value == 1.0
+
+
+@given(st.sampled_from([s for s in range(len(table().boards)) if not table().terminal[s]]),
+       st.integers(0, 7), st.integers(0, 2**40), st.sampled_from(["first", "last", "random"]))
+def test_a_turned_optimal_opponent_is_still_optimal(state, k, seed, tie_break):
+    board = table().boards[state]
+    move = ConjugatedOpponent(MinimaxOpponent(tie_break), k).reply(board, seed)
+    assert move in optimal_moves(board)
+
+
+def _record(moves: list[tuple[str, int]], mark: str = "X") -> GameRecord:
+    example = Example(0, 0, 0.0, mark == "X", "X", 0)
+    return GameRecord(example, [], moves, "", mark, "loss", 0, 0, 0, {}, Rewards(0.0, 0.0, 0.0, 0.0))
+
+
+def test_fork_allowed_is_detected():
+    # The model (O) answers a corner with an edge, then blocks; X's corner move makes two threats.
+    forked = _record([("opponent", 0), ("model", 1), ("opponent", 4), ("model", 8)], "O")
+    assert fork_allowed(forked)
+    safe = _record([("model", 4), ("opponent", 0), ("model", 2)], "X")
+    assert not fork_allowed(safe)
+
+
+def test_agreement_names_the_wrong_moves():
+    share, worst = agreement([_record([("opponent", 0), ("model", 1), ("opponent", 4), ("model", 8)], "O")])
+    assert share == 0.5
+    assert worst == [{"board": "X........", "move": 1, "optimal": [4], "count": 1}]

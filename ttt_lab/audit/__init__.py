@@ -1,0 +1,1 @@
+"""Bias audits: opponents, datasets and trained policies, as checks with thresholds."""

@@ -1,0 +1,139 @@
+"""Audits as a rich table, `audit.json`, a Markdown section and a self-contained HTML section
+(inline SVG figures: no script, no network), ready for reports to include."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from rich.table import Table
+
+from ttt_lab.audit.checks import FAIL, PASS, SKIP, WARN, Audit
+
+STYLE = {PASS: "green", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
+COLOUR = {PASS: "#1a7f37", WARN: "#9a6700", FAIL: "#cf222e", SKIP: "#6e7781"}
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        return f"{value:.3g}"
+    return f"{value:.4f}".rstrip("0").rstrip(".") if value != int(value) else f"{int(value)}"
+
+
+def rich_table(audit: Audit) -> Table:
+    t = Table(title=f"{audit.kind} audit: {audit.subject}  [{STYLE[audit.status]}]{audit.status}[/]",
+              title_justify="left")
+    for col in ("check", "value", "threshold", "status", "detail"):
+        t.add_column(col, overflow="fold", justify="right" if col == "value" else "left")
+    for c in audit.checks:
+        t.add_row(c.name, fmt(c.value), c.threshold, f"[{STYLE[c.status]}]{c.status}[/]", c.detail)
+    return t
+
+
+def markdown(audit: Audit) -> str:
+    lines = [f"### {audit.kind.capitalize()} audit: {audit.status}", "", f"Subject: `{audit.subject}`", "",
+             "| check | value | threshold | status | detail |", "|---|---:|---|---|---|"]
+    for c in audit.checks:
+        lines.append(f"| {c.name} | {fmt(c.value)} | {c.threshold} | **{c.status}** | {c.detail} |")
+    if "cells_observed" in audit.data:
+        lines += ["", "Chosen cells at tie positions, observed / uniform tie-breaking (share):", "", "```"]
+        obs, exp = audit.data["cells_observed"], audit.data["cells_expected"]
+        for r in range(3):
+            lines.append("  ".join(f"{obs[3 * r + c]:.3f}/{exp[3 * r + c]:.3f}" for c in range(3)))
+        lines.append("```")
+    if "members" in audit.data:
+        lines += ["", "| panel member | games | draw | loss | held 95% CI |", "|---|---:|---:|---:|---|"]
+        for m in audit.data["members"]:
+            lines.append(f"| {m['name']} | {m['games']} | {m['draw_rate']:.1%} | {m['loss_rate']:.1%} | "
+                         f"[{m['held_lo']:.1%}, {m['held_hi']:.1%}] |")
+    return "\n".join(lines) + "\n"
+
+
+def _heatmap(obs: list[float], exp: list[float]) -> str:
+    size = 60
+    cells = []
+    for i in range(9):
+        ratio = obs[i] / exp[i] if exp[i] else 1.0
+        shade = max(0.0, min(1.0, (ratio - 0.5)))
+        red, blue = int(255 * shade), int(255 * (1 - shade))
+        x, y = (i % 3) * size, (i // 3) * size
+        cells.append(f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="rgb({red},120,{blue})" '
+                     f'stroke="#fff"/><text x="{x + size / 2}" y="{y + size / 2 + 5}" text-anchor="middle" '
+                     f'font-size="13" fill="#fff">{ratio:.2f}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{3 * size}" height="{3 * size}" role="img" '
+            f'aria-label="chosen cells relative to uniform tie-breaking">{"".join(cells)}</svg>')
+
+
+def _bars(labels: list[str], values: list[float], lows: list[float] | None = None,
+          highs: list[float] | None = None, label: str = "") -> str:
+    w, h, pad = max(240, 40 * len(values)), 160, 20
+    bw = (w - 2 * pad) / max(1, len(values))
+    top = max(values + (highs or []) + [1e-9])
+    parts = []
+    for i, v in enumerate(values):
+        bh = (h - 2 * pad) * v / top
+        x = pad + i * bw
+        parts.append(f'<rect x="{x + 2:.1f}" y="{h - pad - bh:.1f}" width="{bw - 4:.1f}" height="{bh:.1f}" '
+                     f'fill="#4a78c2"><title>{html.escape(labels[i])}: {v:.3g}</title></rect>')
+        if lows is not None and highs is not None:
+            y1 = h - pad - (h - 2 * pad) * lows[i] / top
+            y2 = h - pad - (h - 2 * pad) * highs[i] / top
+            cx = x + bw / 2
+            parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y1:.1f}" y2="{y2:.1f}" stroke="#222"/>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" '
+            f'aria-label="{html.escape(label)}"><line x1="{pad}" x2="{w - pad}" y1="{h - pad}" y2="{h - pad}" '
+            f'stroke="#888"/>{"".join(parts)}</svg>')
+
+
+def figures(audit: Audit) -> list[tuple[str, str]]:
+    d = audit.data
+    out = []
+    if "cells_observed" in d:
+        out.append(("Chosen cells at tie positions relative to uniform tie-breaking (1.00 = fair)",
+                    _heatmap(d["cells_observed"], d["cells_expected"])))
+    if "histogram" in d:
+        n = len(d["histogram"])
+        labels = [f"bin {i}" for i in range(n)]
+        out.append((f"p_random histogram over [{d['p_min']:g}, {d['p_max']:g}]",
+                    _bars(labels, [float(x) for x in d["histogram"]], label="p_random histogram")))
+        out.append(("Worst stratum deviation per batch (examples)",
+                    _bars([f"batch {i}" for i in range(len(d["batch_deviation"]))], d["batch_deviation"],
+                          label="stratum deviation per batch")))
+    if "members" in d:
+        ms = d["members"]
+        out.append(("Games not lost against each panel member, with 95% intervals",
+                    _bars([m["name"] for m in ms], [m["held_rate"] for m in ms], [m["held_lo"] for m in ms],
+                          [m["held_hi"] for m in ms], label="held rate per panel member")))
+    return out
+
+
+def html_section(audit: Audit) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(c.name)}</td><td class='num'>{fmt(c.value)}</td><td>{html.escape(c.threshold)}</td>"
+        f"<td style='color:{COLOUR[c.status]};font-weight:bold'>{c.status}</td><td>{html.escape(c.detail)}</td></tr>"
+        for c in audit.checks)
+    figs = "".join(f"<figure>{svg}<figcaption>{html.escape(cap)}</figcaption></figure>" for cap, svg in figures(audit))
+    return (f"<section class='audit'><h3>{audit.kind.capitalize()} audit: "
+            f"<span style='color:{COLOUR[audit.status]}'>{audit.status}</span></h3>"
+            f"<p>Subject: <code>{html.escape(audit.subject)}</code> ({audit.seconds:.2f} s)</p>"
+            f"<table><tr><th>check</th><th>value</th><th>threshold</th><th>status</th><th>detail</th></tr>{rows}"
+            f"</table>{figs}</section>")
+
+
+def html_page(audit: Audit) -> str:
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>ttt-lab audit</title><style>"
+            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ddd;"
+            "padding:4px 8px;text-align:left}td.num{text-align:right}figure{display:inline-block;margin:1em}"
+            f"</style></head><body>{html_section(audit)}</body></html>\n")
+
+
+def write(audit: Audit, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / "audit.json", folder / "audit.md", folder / "audit.html"]
+    for path, text in zip(paths, (audit.to_json(), markdown(audit), html_page(audit)), strict=True):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return paths

@@ -1,0 +1,199 @@
+"""Policy audit (memorisation probe): does a player hold its own against optimal opponents
+that differ only in how they break ties and in how the board is turned?
+
+A policy that learned to play, rather than one line against one opponent, draws against
+every member of the panel alike. The published failure (99 % draws against the
+first-tie-break minimax, clueless elsewhere) shows up as one member far above the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, upper
+from ttt_lab.config.schema import Config
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.driver import Player, play_games
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.evaluation.stats import wilson
+from ttt_lab.game.board import LINES
+from ttt_lab.game.opponents import MinimaxOpponent, Opponent
+from ttt_lab.game.seeding import derive_seed
+from ttt_lab.game.solver import table
+from ttt_lab.game.symmetry import CELL_MAPS, INVERSES, NAMES, transform
+
+PANEL_SALT = 0x9A4E1
+
+
+class ConjugatedOpponent:
+    """`base` playing on the board turned by symmetry k: the same opponent, another orientation."""
+
+    def __init__(self, base: Opponent, k: int) -> None:
+        self.base, self.k = base, k
+
+    def reply(self, board: str, seed: int) -> int:
+        return CELL_MAPS[INVERSES[self.k]][self.base.reply(transform(board, self.k), seed)]
+
+    def __repr__(self) -> str:
+        return f"{self.base!r}@{NAMES[self.k]}"
+
+
+@dataclass
+class Member:
+    name: str
+    opponent: Opponent
+    seed_set: int
+
+
+@dataclass
+class MemberResult:
+    name: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    invalid: int
+
+    @property
+    def held(self) -> int:
+        """Games not lost (against an optimal opponent: draws, and wins it should never give)."""
+        return self.wins + self.draws
+
+    def as_dict(self) -> dict:
+        lo, hi = wilson(self.held, self.games)
+        dlo, dhi = wilson(self.draws, self.games)
+        llo, lhi = wilson(self.losses, self.games)
+        n = self.games or 1
+        return {"name": self.name, "games": self.games, "win_rate": self.wins / n, "draw_rate": self.draws / n,
+                "draw_lo": dlo, "draw_hi": dhi, "loss_rate": self.losses / n, "loss_lo": llo, "loss_hi": lhi,
+                "held_rate": self.held / n, "held_lo": lo, "held_hi": hi, "invalid_moves": self.invalid}
+
+
+def panel(training: Opponent, scoring: str, seed_sets: int) -> list[Member]:
+    """Optimal opponents: first/last tie-break, random tie-break under several seed sets,
+    and the training opponent in each of the 8 orientations."""
+    members = [Member("minimax-first", MinimaxOpponent("first", scoring), 0),
+               Member("minimax-last", MinimaxOpponent("last", scoring), 0)]
+    members += [Member(f"minimax-random-s{i}", MinimaxOpponent("random", scoring), i) for i in range(seed_sets)]
+    members += [Member(f"training@{NAMES[k]}", training if k == 0 else ConjugatedOpponent(training, k), 0)
+                for k in range(8)]
+    return members
+
+
+def panel_examples(cfg: Config, games: int, seed_set: int):
+    ds = DatasetConfig(size=games, p_min=0.0, p_max=0.0, num_strata=1, sampling="iid", examples_per_batch=games,
+                       first_player="alternate", model_symbol=cfg.dataset.model_symbol)
+    return make_dataset(ds, derive_seed(cfg.audit.seed ^ PANEL_SALT, seed_set))
+
+
+def _result(name: str, records: list[GameRecord]) -> MemberResult:
+    c = Counter(r.outcome for r in records)
+    return MemberResult(name, len(records), c.get("win", 0), c.get("draw", 0),
+                        len(records) - c.get("win", 0) - c.get("draw", 0), sum(r.invalid_moves for r in records))
+
+
+def memorisation_check(results: list[MemberResult], min_gap: float) -> Check:
+    """FAIL when one member's not-lost rate beats the rest pooled by more than `min_gap`
+    with non-overlapping 95 % intervals; WARN when the gap is there but the intervals overlap."""
+    worst_gap, worst, separated = 0.0, "", False
+    for m in results:
+        rest_held = sum(r.held for r in results if r is not m)
+        rest_games = sum(r.games for r in results if r is not m)
+        gap = m.held / m.games - rest_held / rest_games
+        if gap > worst_gap:
+            worst_gap, worst = gap, m.name
+            separated = wilson(m.held, m.games)[0] > wilson(rest_held, rest_games)[1]
+    status = FAIL if worst_gap > min_gap and separated else WARN if worst_gap > min_gap else PASS
+    rates = [r.held / r.games for r in results]
+    detail = (f"best member {worst or '-'} holds (draws or wins) {worst_gap:+.1%} more games than the rest"
+              f"{' beyond the 95% intervals' if separated else ''}; spread over the panel "
+              f"{max(rates) - min(rates):.1%}")
+    return Check("memorisation.gap", worst_gap, f"<= {min_gap:g} or intervals overlap", status, detail)
+
+
+def _threats(board: str, mark: str) -> int:
+    """Empty cells where `mark` would complete a line."""
+    cells = set()
+    for line in LINES:
+        marks = [board[i] for i in line]
+        if marks.count(mark) == 2 and marks.count(".") == 1:
+            cells.add(line[marks.index(".")])
+    return len(cells)
+
+
+def fork_allowed(record: GameRecord) -> bool:
+    """After some move of the policy, the opponent could make two winning threats at once
+    while the policy had no win of its own to answer with."""
+    t = table()
+    s = 0
+    me = record.model_mark
+    them = "O" if me == "X" else "X"
+    for by, cell in record.moves:
+        s = t.children[s][cell]
+        if by != "model" or t.terminal[s]:
+            continue
+        for c in t.legal[s]:
+            after = t.children[s][c]
+            board = t.boards[after]
+            if not t.terminal[after] and _threats(board, them) >= 2 and _threats(board, me) == 0:
+                return True
+    return False
+
+
+def agreement(records: list[GameRecord]) -> tuple[float, list[dict]]:
+    """Share of the policy's moves that keep the value, and the positions it most often gets wrong."""
+    t = table()
+    agree = total = 0
+    wrong: Counter[tuple[str, int]] = Counter()
+    for r in records:
+        s = 0
+        for by, cell in r.moves:
+            if by == "model":
+                total += 1
+                if cell in t.optimal[s]:
+                    agree += 1
+                else:
+                    wrong[(t.boards[s], cell)] += 1
+            s = t.children[s][cell]
+    worst = [{"board": b, "move": m, "optimal": list(t.optimal[t.index[b]]), "count": n}
+             for (b, m), n in wrong.most_common(10)]
+    return (agree / total if total else 1.0), worst
+
+
+def audit_policy(cfg: Config, player: Player, training: Opponent,
+                 on_finished: Callable[[int], None] | None = None) -> Audit:
+    start = time.perf_counter()
+    a = cfg.audit.policy
+    members = panel(training, cfg.opponent.scoring, a.seed_sets)
+    results, records = [], []
+    for m in members:
+        examples = panel_examples(cfg, a.games, m.seed_set)
+        games = play_games(player, examples, cfg.env, m.opponent, max_batch=cfg.eval.batch_size,
+                           on_finished=on_finished)
+        results.append(_result(m.name, games))
+        records += games
+    audit = Audit("policy", repr(player))
+    forks = sum(fork_allowed(r) for r in records) / len(records)
+    share, worst = agreement(records)
+    audit.checks = [
+        memorisation_check(results, a.min_gap),
+        upper("fork_allowed_rate", forks, a.max_fork_rate, 1.0,
+              f"share of {len(records)} games where the policy let the opponent set up two winning lines"),
+        Check("optimal_agreement", share, "informational", PASS,
+              "share of the policy's moves that keep the perfect-play value"),
+    ]
+    invalid = sum(r.invalid for r in results)
+    if invalid:
+        audit.checks.append(Check("invalid_moves", float(invalid), "0", WARN,
+                                  f"{invalid} invalid moves over {len(records)} panel games"))
+    audit.data = {"members": [r.as_dict() for r in results], "disagreements": worst,
+                  "games_per_member": a.games}
+    audit.seconds = time.perf_counter() - start
+    return audit
+
+
+__all__ = ["FAIL", "PASS", "WARN", "ConjugatedOpponent", "audit_policy", "panel"]

@@ -1,0 +1,54 @@
+"""The examples of an RL phase, and the order TRL's sampler hands them to the trainer.
+
+Kept free of heavy imports so the dataset audit can rebuild exactly what training sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ttt_lab.config.schema import Config, PhaseConfig
+from ttt_lab.env.dataset import Example, make_dataset
+from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.game.seeding import derive_seed
+
+PHASE_SALT = 0xA11
+SHUFFLE_DATASET = False
+"""GRPOTrainer must not shuffle: the dataset is already stratified update by update."""
+
+
+def phase_dataset_config(cfg: Config, phase: PhaseConfig, steps: int) -> DatasetConfig:
+    """`cfg.dataset` with the phase's range and strata, one batch per update (prompts = batch / generations)."""
+    prompts = phase.batch_size // phase.num_generations
+    d = cfg.dataset
+    ds = replace(d, size=steps * prompts, examples_per_batch=prompts,
+                 p_min=d.p_min if phase.p_min is None else phase.p_min,
+                 p_max=d.p_max if phase.p_max is None else phase.p_max,
+                 num_strata=d.num_strata if phase.num_strata is None else phase.num_strata)
+    if ds.num_strata > prompts:
+        # More strata than prompts cannot all appear in one update (iid sampling ignores strata,
+        # but the dataset audit bins it the same way, so both compare like with like).
+        ds = replace(ds, num_strata=prompts)
+    return ds
+
+
+def phase_dataset(cfg: Config, phase: PhaseConfig, index: int, steps: int) -> list[Example]:
+    """Enough examples for `steps` updates, stratified per update."""
+    return make_dataset(phase_dataset_config(cfg, phase, steps), derive_seed(cfg.seed, PHASE_SALT + index))
+
+
+def phase_steps(cfg: Config, phase: PhaseConfig) -> int:
+    if cfg.train.budget_games is not None:
+        return max(1, cfg.train.budget_games // phase.batch_size)
+    return phase.steps
+
+
+def trainer_batches(num_examples: int, prompts: int, num_generations: int, seed: int) -> list[list[int]]:
+    """The example indices of each update, as TRL's `RepeatSampler` yields them under the
+    settings `grpo.run_rl_phase` gives GRPOTrainer (one generation per step, one iteration)."""
+    from trl.trainer.utils import RepeatSampler
+
+    order = list(RepeatSampler(range(num_examples), mini_repeat_count=num_generations, batch_size=prompts,
+                               repeat_count=1, shuffle=SHUFFLE_DATASET, seed=seed))
+    per_update = prompts * num_generations
+    return [list(dict.fromkeys(order[i : i + per_update])) for i in range(0, len(order), per_update)]
