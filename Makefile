@@ -29,9 +29,10 @@ test-slow: $(STAMP)  ## run the slow end-to-end tests
 run: $(STAMP)  ## the main job on the embedded defaults
 	$(VENV)/bin/ttt-lab eval
 
-bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, RL training
+bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, RL training
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_cli.py
+	$(PY) benchmarks/bench_audit.py
 	$(PY) benchmarks/bench_train.py
 
 lint: $(STAMP)  ## ruff

@@ -118,6 +118,38 @@ def audit_(
         raise typer.Exit(code)
 
 
+@app.command("sweep")
+def sweep_(
+    args: Annotated[list[str] | None, typer.Argument(help="A study file (sweeps/NAME.yaml) and/or overrides; "
+                                                     "sweep values in Hydra syntax: a,b,c  range(0,3)  choice(a,b)  "
+                                                     "interval(1e-5,1e-3)  tag(log, interval(…)).",
+                                                     show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
+    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes on this machine.")] = None,
+    storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL shared by every machine "
+                                                "(default $TTT_LAB_OPTUNA_STORAGE or sqlite under runs/).")] = None,
+    max_failures: Annotated[int | None, typer.Option("--max-failures", help="Stop claiming trials after this "
+                                                     "many failures.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Study name (default: from the file, or a hash of "
+                                             "the arguments).")] = None,
+    trials: Annotated[int | None, typer.Option("--trials", help="Number of trials of an Optuna search.")] = None,
+) -> None:
+    """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
+    Re-running the same command skips finished trials and re-runs failed or interrupted ones.
+
+    Example: `ttt-lab sweep batch_size=64,128,256,512 experiment=smoke --dry-run`
+    """
+
+    def body() -> int:
+        from ttt_lab.commands.sweep import sweep
+
+        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials)
+
+    code = _run(body)
+    if code:
+        raise typer.Exit(code)
+
+
 @app.command("train")
 def train_(
     overrides: Overrides = None,

@@ -132,8 +132,12 @@ def build_tiny(path: Path, cfg: ModelConfig, seed: int = 0) -> Path:
 
 def ensure_tiny(home: Path, cfg: ModelConfig, seed: int = 0) -> Path:
     """The cached tiny model under `home/models/`, built on first use."""
+    from ttt_lab.locks import file_lock
+
     path = Path(home) / "models" / f"tiny-{tiny_hash(cfg, seed)}"
-    if not (path / "config.json").is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        build_tiny(path, cfg, seed)
+    if (path / "config.json").is_file():
+        return path
+    with file_lock(path.with_name(path.name + ".lock")):
+        if not (path / "config.json").is_file():
+            build_tiny(path, cfg, seed)
     return path

@@ -212,3 +212,27 @@ class TrackedRun:
             status = "KILLED" if issubclass(exc_type, KeyboardInterrupt) else "FAILED"
             with contextlib.suppress(Exception):
                 self.end(status)
+
+
+def terminate(store: Store, run_id: str, status: str, tags: Mapping[str, str] | None = None) -> None:
+    """Set a run's final status (and tags) from outside it, e.g. a trial whose worker died."""
+    if tags:
+        items = [RunTag(k, str(v)[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        store.client.log_batch(run_id, tags=items, synchronous=True)
+    store.client.set_terminated(run_id, status)
+
+
+def run_status(store: Store, run_id: str) -> str | None:
+    try:
+        return store.client.get_run(run_id).info.status
+    except mlflow.exceptions.MlflowException:
+        return None
+
+
+def child_runs(store: Store, experiment: str, parent_run_id: str) -> list:
+    """The runs whose `mlflow.parentRunId` is `parent_run_id` (MLflow `Run` objects)."""
+    exp = store.client.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    return store.client.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
+                                    max_results=50_000)

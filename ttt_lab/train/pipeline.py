@@ -17,6 +17,7 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from rich.console import Console
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config
 from ttt_lab.evaluation.summary import Summary
+from ttt_lab.locks import file_lock
 from ttt_lab.train.common import check_device, check_vllm, done_info, is_done, quiet, torch_threads
 
 
@@ -74,7 +76,13 @@ def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval
     run.flush()
 
 
-def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome:
+def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
+          on_eval: Callable[[int, list[Summary]], None] | None = None) -> TrainOutcome:
+    """SFT warm-up (cached), the RL phases (resumable), the final evaluation.
+
+    `run`: an MLflow run owned by the caller (a sweep's child run) to log into; it is left
+    open. Otherwise one run per config hash, reopened on resume, ended here. `on_eval` sees
+    every periodic evaluation (a sweep reports it to Optuna, and may raise to prune)."""
     from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train import grpo, sft
     from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
@@ -94,19 +102,23 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
     if fresh and folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    run = _open_run(loaded, folder)
+    owned = run is None
+    if owned:
+        run = _open_run(loaded, folder)
     try:
         base = resolve_model_path(cfg)
         load_model(base, cfg)  # fail on a bad checkpoint before any work
         current, step, sft_eval = base, 0, None
         if cfg.train.sft.enabled:
             cache = home / "cache" / f"sft-{sft_key(cfg, base)}"
-            if not is_done(cache):
-                console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}", highlight=False)
-                info = sft.run_sft(cfg, base, cache)
-            else:
-                info = done_info(cache)
-                console.print(f"SFT warm-up: reusing {cache}", highlight=False)
+            with file_lock(cache.with_name(cache.name + ".lock")):
+                if not is_done(cache):
+                    console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}",
+                                  highlight=False)
+                    info = sft.run_sft(cfg, base, cache)
+                else:
+                    info = done_info(cache)
+                    console.print(f"SFT warm-up: reusing {cache}", highlight=False)
             if run is not None:
                 for i, loss in enumerate(info.get("losses", [])):
                     run.log_metrics({"sft/loss": loss}, step=i)
@@ -122,12 +134,15 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
                 console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
             else:
                 with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:
-                    def on_eval(model, tokenizer, at: int) -> None:
-                        _log_summaries(run, evaluate_model(model, tokenizer, cfg, cfg.train.eval_games), at)
+                    def periodic(model, tokenizer, at: int) -> None:
+                        summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
+                        _log_summaries(run, summaries, at)
+                        if on_eval is not None:
+                            on_eval(at, summaries)
 
                     games: list = []
-                    cbs = [MetricsCallback(run, games, step, i, bar.update), EvalCallback(cfg.train.eval_every,
-                                                                                          on_eval, step)]
+                    cbs = [MetricsCallback(run, games, step, i, bar.update),
+                           EvalCallback(cfg.train.eval_every, periodic, step)]
                     grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games)
             current, step = str(out), step + steps
         model, tokenizer = load_model(current, cfg)
@@ -135,9 +150,10 @@ def train(loaded: Loaded, console: Console, fresh: bool = False) -> TrainOutcome
         _log_summaries(run, final, step)
         if run is not None:
             run.set_tags({"ttt.checkpoint": str(Path(current).resolve())})
-            run.end("FINISHED")
+            if owned:
+                run.end("FINISHED")
     except BaseException as e:
-        if run is not None:
+        if run is not None and owned:
             run.__exit__(type(e), e, None)
         raise
     return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)

@@ -1,0 +1,39 @@
+"""Grid expansion with Hydra's own override parser: `a,b`, `range()`, `choice()`, `glob()`."""
+
+from __future__ import annotations
+
+import itertools
+
+from ttt_lab.studies.spec import StudyError, StudySpec
+
+
+def values(key: str, expr: str) -> list[str]:
+    """The values one sweep expression stands for, as override strings."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import Glob
+
+    (parsed,) = OverridesParser.create().parse_overrides([f"{key}={expr}"])
+    if not parsed.is_sweep_override():
+        return [parsed.get_value_element_as_str()]
+    if parsed.is_interval_sweep():
+        raise StudyError(f"{key}={expr} is a continuous interval: a grid cannot enumerate it. Use a search "
+                         "(n_trials, e.g. --trials 20) or list values: key=a,b,c.")
+    value = parsed.value()
+    if isinstance(value, Glob):
+        from ttt_lab.config.load import conf_dir
+
+        options = sorted(p.stem for p in (conf_dir() / key).glob("*.yaml"))
+        if not options:
+            raise StudyError(f"glob() works on config groups; {key!r} is not one (groups are folders under conf/).")
+        out = value.filter(options)
+    else:
+        out = list(parsed.sweep_string_iterator())
+    if not out:
+        raise StudyError(f"{key}={expr} expands to no values: the grid would be empty. Give at least one value.")
+    return out
+
+
+def expand(spec: StudySpec) -> list[list[str]]:
+    """Every trial's overrides (the study's fixed overrides first), in a stable order."""
+    axes = [[f"{k}={v}" for v in values(k, e)] for k, e in spec.params.items()]
+    return [[*spec.overrides, *combo] for combo in itertools.product(*axes)]

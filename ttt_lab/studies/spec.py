@@ -1,0 +1,136 @@
+"""A study: fixed overrides, the swept parameters (Hydra sweep syntax), objectives, and for
+searches the sampler, pruner and number of trials. From a command line or `sweeps/*.yaml`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ttt_lab.errors import TttLabError
+
+SAMPLERS = ("tpe", "random", "grid")
+PRUNERS = ("none", "median", "halving")
+DIRECTIONS = ("maximize", "minimize")
+DEFAULT_METRIC = "eval/optimal/draw_rate"
+
+
+class StudyError(TttLabError):
+    pass
+
+
+@dataclass
+class Objective:
+    metric: str = DEFAULT_METRIC
+    """A final metric of the trial's run, e.g. eval/optimal/draw_rate or eval/random/win_rate."""
+    direction: str = "maximize"
+
+
+@dataclass
+class StudySpec:
+    name: str
+    params: dict[str, str]
+    """Key -> Hydra sweep expression: `64,128`, `range(0,3)`, `choice(a,b)`, `interval(1e-5,1e-3)`,
+    `tag(log, interval(1e-5,1e-3))`, `glob(minimax*)`."""
+    overrides: list[str] = field(default_factory=list)
+    question: str = ""
+    kind: str = "grid"
+    n_trials: int | None = None
+    sampler: dict[str, Any] = field(default_factory=lambda: {"name": "tpe", "seed": 0})
+    pruner: dict[str, Any] = field(default_factory=lambda: {"name": "none"})
+    objectives: list[Objective] = field(default_factory=lambda: [Objective()])
+    workers: int = 1
+    source: str = "command line"
+
+    def key(self) -> str:
+        """Identity of the study's definition (not its name or where it came from)."""
+        d = asdict(self)
+        for k in ("name", "source", "workers", "question"):
+            d.pop(k)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+
+    def validate(self) -> StudySpec:
+        if self.kind not in ("grid", "search"):
+            raise StudyError(f"study kind {self.kind!r} is not one of grid, search.")
+        if self.kind == "search" and (not isinstance(self.n_trials, int) or self.n_trials < 1):
+            raise StudyError(f"The search '{self.name}' needs n_trials (a positive integer), e.g. n_trials: 20 in "
+                             "its YAML or --trials 20 on the command line.")
+        if self.sampler.get("name") not in SAMPLERS:
+            raise StudyError(f"sampler {self.sampler.get('name')!r} is not one of {', '.join(SAMPLERS)}.")
+        if self.pruner.get("name") not in PRUNERS:
+            raise StudyError(f"pruner {self.pruner.get('name')!r} is not one of {', '.join(PRUNERS)}.")
+        if not self.objectives:
+            raise StudyError("a study needs at least one objective (metric and direction).")
+        for o in self.objectives:
+            if o.direction not in DIRECTIONS:
+                raise StudyError(f"objective direction {o.direction!r} for {o.metric} is not maximize or minimize.")
+        if self.pruner["name"] != "none" and len(self.objectives) > 1:
+            raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
+        return self
+
+
+def _is_sweep(override: str) -> bool:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        (parsed,) = OverridesParser.create().parse_overrides([override])
+    except Exception as e:  # Hydra raises its own grammar errors
+        raise StudyError(f"cannot parse the override {override!r}: {str(e).splitlines()[0]}. Sweeps use Hydra's "
+                         "syntax: key=a,b,c, key=range(0,3), key=choice(a,b), key=interval(0.1,1.0).") from None
+    return parsed.is_sweep_override()
+
+
+def from_args(args: list[str], name: str | None = None, n_trials: int | None = None) -> StudySpec:
+    params: dict[str, str] = {}
+    fixed: list[str] = []
+    for a in args:
+        if "=" in a and _is_sweep(a):
+            key, _, value = a.partition("=")
+            params[key] = value
+        else:
+            fixed.append(a)
+    if not params:
+        raise StudyError("Nothing to sweep: give at least one key with several values, e.g. "
+                         "`ttt-lab sweep batch_size=64,128,256,512`, or a study file such as sweeps/quickstart.yaml.")
+    interval = any("interval(" in v for v in params.values())
+    spec = StudySpec(name or "", params, fixed, kind="search" if interval or n_trials else "grid", n_trials=n_trials)
+    spec.name = name or f"sweep-{spec.key()}"
+    return spec.validate()
+
+
+def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: int | None = None) -> StudySpec:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except (OSError, OmegaConfBaseException) as e:
+        raise StudyError(f"cannot read the study file {path}: {e}. It is YAML with name, params and optionally "
+                         "overrides, objective, kind, n_trials, sampler, pruner (see sweeps/).") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("params"), dict) or not raw["params"]:
+        raise StudyError(f"the study file {path} needs a non-empty `params:` mapping of key -> sweep values.")
+    known = {"name", "question", "params", "overrides", "kind", "n_trials", "sampler", "pruner", "objective",
+             "workers"}
+    unknown = set(raw) - known
+    if unknown:
+        raise StudyError(f"unknown keys in {path}: {', '.join(sorted(unknown))}. Allowed: {', '.join(sorted(known))}.")
+    objectives = raw.get("objective", {})
+    objectives = [Objective(**o) for o in (objectives if isinstance(objectives, list) else [objectives])]
+    more = from_args(extra, name="x").params if any("=" in a and _is_sweep(a) for a in extra) else {}
+    fixed = [a for a in extra if not ("=" in a and _is_sweep(a))]
+    params = {str(k): _expr(v) for k, v in raw["params"].items()} | more
+    kind = raw.get("kind") or ("search" if any("interval(" in v for v in params.values()) else "grid")
+    spec = StudySpec(
+        name=name or raw.get("name") or path.stem, params=params, overrides=[*raw.get("overrides", []), *fixed],
+        question=raw.get("question", ""), kind=kind, n_trials=n_trials or raw.get("n_trials"),
+        sampler={"name": "tpe", "seed": 0} | raw.get("sampler", {}), pruner={"name": "none"} | raw.get("pruner", {}),
+        objectives=objectives or [Objective()], workers=int(raw.get("workers", 1)), source=str(path))
+    return spec.validate()
+
+
+def _expr(v: Any) -> str:
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v)
+    return str(v)

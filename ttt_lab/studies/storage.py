@@ -1,0 +1,125 @@
+"""The Optuna storage shared by every worker of a study: SQLite under runs/ by default,
+PostgreSQL (or any SQLAlchemy URL) for several machines. Checked before any trial runs."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ttt_lab.studies.spec import StudyError, StudySpec
+
+ENV = "TTT_LAB_OPTUNA_STORAGE"
+HEARTBEAT_S = 20
+GRACE_S = 120
+"""A RUNNING trial whose worker sent no heartbeat for GRACE_S is failed by the next start."""
+
+
+def storage_url(given: str | None, home: str) -> str:
+    return given or os.environ.get(ENV) or f"sqlite:///{home}/optuna.db"
+
+
+def _hide_password(url: str) -> str:
+    import re
+
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+def open_storage(url: str):
+    """An Optuna RDBStorage with heartbeats, or a one-paragraph error naming what is wrong."""
+    import warnings
+
+    import optuna
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:///")
+        if path and path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        kwargs["connect_args"] = {"timeout": 60}
+    elif url.startswith("postgresql"):
+        kwargs["connect_args"] = {"connect_timeout": 5}
+    try:
+        return optuna.storages.RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=HEARTBEAT_S,
+                                          grace_period=GRACE_S)
+    except (ArgumentError, NoSuchModuleError, ValueError) as e:
+        raise StudyError(f"the Optuna storage URL {_hide_password(url)!r} is not usable ({str(e).splitlines()[0]}). "
+                         "Use sqlite:///path/optuna.db or postgresql://user:password@host:5432/db.") from None
+    except OperationalError as e:
+        raise StudyError(_explain(url, e)) from None
+
+
+def _explain(url: str, e: Exception) -> str:
+    text = " ".join(str(getattr(e, "orig", e)).split())
+    shown = _hide_password(url)
+    if "password authentication failed" in text or "authentication failed" in text:
+        return (f"the Optuna storage {shown} refused the credentials ({text[:200]}). Check the user and password in "
+                f"--storage or ${ENV}.")
+    if "does not exist" in text:
+        return f"the Optuna storage {shown} has no such database ({text[:200]}). Create it (createdb) or fix the URL."
+    return (f"cannot reach the Optuna storage {shown} ({text[:200]}). Start the database server or fix --storage / "
+            f"${ENV}; every worker of a study must reach the same storage.")
+
+
+def sampler(spec: StudySpec, worker: int, distributions: dict[str, Any] | None = None):
+    import optuna
+
+    s = spec.sampler
+    seed = None if s.get("seed") is None else int(s["seed"]) + worker
+    if s["name"] == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if s["name"] == "grid":
+        space = {k: list(v.choices) for k, v in (distributions or {}).items() if hasattr(v, "choices")}
+        return optuna.samplers.GridSampler(space, seed=seed)
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=int(s.get("n_startup_trials", 5)),
+                                      multivariate=bool(s.get("multivariate", False)))
+
+
+def pruner(spec: StudySpec):
+    import optuna
+
+    p = spec.pruner
+    if p["name"] == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=int(p.get("n_startup_trials", 2)),
+                                           n_warmup_steps=int(p.get("n_warmup_steps", 0)))
+    if p["name"] == "halving":
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=p.get("min_resource", "auto"),
+                                                      reduction_factor=int(p.get("reduction_factor", 3)))
+    return optuna.pruners.NopPruner()
+
+
+def create_or_load(storage, spec: StudySpec, worker: int = 0, distributions: dict[str, Any] | None = None):
+    """The study, created if new (call in the parent before workers start: concurrent
+    creation races); refuses a same-named study with another definition."""
+    import optuna
+    from sqlalchemy.exc import IntegrityError
+
+    directions = [o.direction for o in spec.objectives]
+    kw = {"study_name": spec.name, "storage": storage, "sampler": sampler(spec, worker, distributions),
+          "pruner": pruner(spec)}
+    try:
+        study = optuna.create_study(directions=directions, **kw)
+        study.set_user_attr("spec_key", spec.key())
+        study.set_user_attr("kind", spec.kind)
+        return study, True
+    except (optuna.exceptions.DuplicatedStudyError, IntegrityError):
+        study = optuna.load_study(**kw)
+    if study.user_attrs.get("spec_key", spec.key()) != spec.key():
+        raise StudyError(f"a study named '{spec.name}' already exists in this storage with a different definition. "
+                         "Give this one another name with --name, or delete the old study.")
+    return study, False
+
+
+def load(storage, spec: StudySpec, worker: int, distributions: dict[str, Any] | None = None):
+    import optuna
+
+    return optuna.load_study(study_name=spec.name, storage=storage, sampler=sampler(spec, worker, distributions),
+                             pruner=pruner(spec))
+
+
+def trial_id(trial) -> int:
+    """Optuna's storage id of a live trial: the one private attribute this package reads
+    (heartbeats and state changes are keyed by it); tests/studies check it still exists."""
+    return trial._trial_id

@@ -1,0 +1,120 @@
+"""One trial in a worker: its config, its MLflow child run, training with pruning on the
+periodic evaluation, the objective values told to Optuna, the state mirrored on the run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+
+from rich.console import Console
+
+from ttt_lab.studies.spec import StudySpec
+from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
+
+
+@dataclass
+class TrialResult:
+    number: int
+    state: str
+    values: list[float] | None
+    seconds: float
+    error: str | None = None
+    run_id: str | None = None
+
+
+def objective_values(spec: StudySpec, summaries: list) -> list[float]:
+    metrics: dict[str, float] = {}
+    for s in summaries:
+        metrics |= s.metrics("eval")
+    missing = [o.metric for o in spec.objectives if o.metric not in metrics]
+    if missing:
+        raise KeyError(f"objective metric(s) {missing} not among the final metrics: {sorted(metrics)}")
+    return [metrics[o.metric] for o in spec.objectives]
+
+
+class Heartbeat:
+    """Tells the storage every HEARTBEAT_S that this trial's worker is alive."""
+
+    def __init__(self, storage, tid: int) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, args=(storage, tid), daemon=True)
+        self._thread.start()
+
+    def _beat(self, storage, tid: int) -> None:
+        while True:
+            with contextlib.suppress(Exception):  # a transient database error must not kill the trial
+                storage.record_heartbeat(tid)
+            if self._stop.wait(HEARTBEAT_S):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def mark_worker(trial, overrides: list[str], config_hash: str) -> None:
+    trial.set_user_attr("overrides", overrides)
+    trial.set_user_attr("config_hash", config_hash)
+
+
+def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str,
+              console: Console) -> TrialResult:
+    import optuna
+
+    from ttt_lab.config.load import load
+    from ttt_lab.tracking import provenance
+    from ttt_lab.tracking.store import TrackedRun, flatten
+    from ttt_lab.train.pipeline import train
+
+    start = time.perf_counter()
+    beat = Heartbeat(storage, trial_id(trial))
+    run = None
+    try:
+        loaded = load([*spec.overrides, *overrides])
+        mark_worker(trial, overrides, loaded.config_hash)
+        tags = provenance.tags(loaded.config_hash, loaded.cfg.seed) | {
+            "ttt.kind": "trial", "ttt.study": spec.name, "ttt.trial": str(trial.number),
+            "ttt.trial_overrides": " ".join(overrides), "ttt.overrides": " ".join([*spec.overrides, *overrides]),
+            "optuna.trial_number": str(trial.number), "optuna.state": "RUNNING",
+            "ttt.worker": f"{socket.gethostname()}:{os.getpid()}"}
+        run = TrackedRun(store, spec.name, name=f"trial-{trial.number}", tags=tags, parent_run_id=parent_run_id)
+        run.log_params(flatten(loaded.tree))
+        trial.set_user_attr("mlflow_run_id", run.run_id)
+
+        def on_eval(step: int, summaries: list) -> None:
+            if len(spec.objectives) != 1:
+                return
+            trial.report(objective_values(spec, summaries)[0], step)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"pruned at step {step}")
+
+        out = train(loaded, console, run=run, on_eval=on_eval)
+        values = objective_values(spec, out.final)
+        study.tell(trial, values)
+        run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, values, strict=True)})
+        run.set_tags({"optuna.state": "COMPLETE"})
+        run.end("FINISHED")
+        return TrialResult(trial.number, "COMPLETE", values, time.perf_counter() - start, run_id=run.run_id)
+    except optuna.TrialPruned as e:
+        study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        if run is not None:
+            run.set_tags({"optuna.state": "PRUNED", "pruned": "true", "ttt.pruned_at": str(e)})
+            run.end("FINISHED")
+        return TrialResult(trial.number, "PRUNED", None, time.perf_counter() - start, run_id=run and run.run_id)
+    except Exception as e:  # a failing trial is recorded and the study goes on
+        message = f"{type(e).__name__}: {e}"
+        trial.set_user_attr("error", message[:2000])
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        if run is not None:
+            run.set_tags({"optuna.state": "FAIL", "ttt.error": message[:5000]})
+            run.log_text(traceback.format_exc(), "error.txt")
+            run.end("FAILED")
+        return TrialResult(trial.number, "FAIL", None, time.perf_counter() - start, message,
+                           run_id=run and run.run_id)
+    finally:
+        beat.stop()

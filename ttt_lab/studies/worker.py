@@ -1,0 +1,107 @@
+"""Worker processes: started once, each claims trials from the shared Optuna study until
+none is left (grids: the enqueued points; searches: until n_trials), one at a time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ttt_lab.studies.spec import StudySpec
+
+WAITING_ONLY = "grid"
+
+
+@dataclass
+class WorkerJob:
+    spec: StudySpec
+    storage_url: str
+    parent_run_id: str
+    tracking_uri: str
+    artifacts: str
+    home: str
+    index: int
+    threads: int
+    log_dir: str
+    distributions: dict[str, Any] | None = None
+
+
+def claim_waiting(study, storage):
+    """Atomically take one enqueued trial (WAITING -> RUNNING); None when none is left."""
+    import optuna
+    from optuna.trial import TrialState
+
+    for frozen in study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+        tid = storage.get_trial_id_from_study_id_trial_number(
+            storage.get_study_id_from_name(study.study_name), frozen.number)
+        if storage.set_trial_state_values(tid, TrialState.RUNNING):
+            return optuna.trial.Trial(study, tid)
+    return None
+
+
+def claim(spec: StudySpec, study, storage, distributions: dict[str, Any] | None):
+    """The next trial for this worker, or None when the study has nothing left to run."""
+    from optuna.trial import TrialState
+
+    trial = claim_waiting(study, storage)
+    if trial is not None or spec.kind == WAITING_ONLY:
+        return trial
+    counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
+    if len(study.get_trials(deepcopy=False, states=counted)) >= (spec.n_trials or 0):
+        return None
+    return study.ask(fixed_distributions=distributions)
+
+
+def trial_overrides(spec: StudySpec, trial) -> list[str]:
+    from ttt_lab.studies.grid import values
+    from ttt_lab.studies.space import to_overrides
+
+    fixed = trial.user_attrs.get("overrides")
+    if fixed is not None:
+        for k, v in trial.user_attrs.get("grid_params", {}).items():
+            got = trial.suggest_categorical(k, values(k, spec.params[k]))  # the enqueued value, recorded
+            if got != v:
+                raise RuntimeError(f"enqueued {k}={v} but Optuna returned {got}")
+        return list(fixed)
+    return to_overrides(trial.params)
+
+
+def worker_main(job: WorkerJob, events, stop) -> None:
+    """Entry point of a spawned worker; reports ('start'|'end'|'exit', …) events to the parent
+    and claims no new trial once `stop` is set (the study hit --max-failures)."""
+    os.environ["TTT_LAB_HOME"] = job.home
+    os.environ["TTT_LAB_TORCH_THREADS"] = str(job.threads)
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import socket
+
+    import optuna
+    from rich.console import Console
+
+    from ttt_lab.studies import storage as st
+    from ttt_lab.studies.trial import TrialResult, run_trial
+    from ttt_lab.tracking.store import open_store
+
+    storage = st.open_storage(job.storage_url)
+    study = st.load(storage, job.spec, job.index, job.distributions)
+    store = open_store(job.tracking_uri, job.artifacts)
+    while not stop.is_set():
+        trial = claim(job.spec, study, storage, job.distributions)
+        if trial is None:
+            break
+        trial.set_user_attr("host", socket.gethostname())
+        trial.set_user_attr("pid", os.getpid())
+        events.put(("start", job.index, (trial.number,)))
+        try:
+            overrides = trial_overrides(job.spec, trial)
+        except Exception as e:
+            trial.set_user_attr("error", f"{type(e).__name__}: {e}")
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            events.put(("end", job.index, TrialResult(trial.number, "FAIL", None, 0.0, str(e))))
+            continue
+        log = Path(job.log_dir) / f"trial-{trial.number}.log"
+        with log.open("w") as f:
+            console = Console(file=f, width=120, force_terminal=False)
+            result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id, console)
+        events.put(("end", job.index, result))
+    events.put(("exit", job.index, None))
