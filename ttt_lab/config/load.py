@@ -81,7 +81,7 @@ def compose_tree(overrides: list[str]) -> Any:
         raise ConfigError(
             f"{_first_line(e)}. Choose one of: {options}." if options else f"{_first_line(e)}."
         ) from e
-    except (HydraException, OmegaConfBaseException) as e:
+    except (HydraException, OmegaConfBaseException, ValueError) as e:
         raise ConfigError(_explain(e)) from e
 
 

@@ -262,7 +262,7 @@ def _run_workers(plan: Plan, storage, store, parent: str, workers: int, max_fail
     procs = {}
     for i in range(workers):
         job = WorkerJob(plan.spec, url, parent, cfg.tracking.uri, cfg.tracking.artifacts,
-                        str(Path(cfg.home).resolve()), i, threads, str(log_dir), plan.distributions)
+                        str(Path(cfg.home).resolve()), i, threads, str(log_dir), max_failures, plan.distributions)
         procs[i] = ctx.Process(target=worker_main, args=(job, events, stop), daemon=False)
         procs[i].start()
     running: dict[int, int] = {}

@@ -12,7 +12,7 @@ from typing import Any
 from ttt_lab.errors import TttLabError
 
 SAMPLERS = ("tpe", "random", "grid")
-PRUNERS = ("none", "median", "halving")
+PRUNERS = ("none", "median", "halving", "threshold")
 DIRECTIONS = ("maximize", "minimize")
 DEFAULT_METRIC = "eval/optimal/draw_rate"
 

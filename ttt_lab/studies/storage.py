@@ -87,6 +87,9 @@ def pruner(spec: StudySpec):
     if p["name"] == "halving":
         return optuna.pruners.SuccessiveHalvingPruner(min_resource=p.get("min_resource", "auto"),
                                                       reduction_factor=int(p.get("reduction_factor", 3)))
+    if p["name"] == "threshold":
+        return optuna.pruners.ThresholdPruner(lower=p.get("lower"), upper=p.get("upper"),
+                                              n_warmup_steps=int(p.get("n_warmup_steps", 0)))
     return optuna.pruners.NopPruner()
 
 

@@ -24,6 +24,7 @@ class WorkerJob:
     index: int
     threads: int
     log_dir: str
+    max_failures: int | None = None
     distributions: dict[str, Any] | None = None
 
 
@@ -85,7 +86,8 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     storage = st.open_storage(job.storage_url)
     study = st.load(storage, job.spec, job.index, job.distributions)
     store = open_store(job.tracking_uri, job.artifacts)
-    while not stop.is_set():
+    failures = 0
+    while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
         trial = claim(job.spec, study, storage, job.distributions)
         if trial is None:
             break
@@ -98,10 +100,12 @@ def worker_main(job: WorkerJob, events, stop) -> None:
             trial.set_user_attr("error", f"{type(e).__name__}: {e}")
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             events.put(("end", job.index, TrialResult(trial.number, "FAIL", None, 0.0, str(e))))
+            failures += 1
             continue
         log = Path(job.log_dir) / f"trial-{trial.number}.log"
         with log.open("w") as f:
             console = Console(file=f, width=120, force_terminal=False)
             result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id, console)
+        failures += result.state == "FAIL"
         events.put(("end", job.index, result))
     events.put(("exit", job.index, None))

@@ -1,0 +1,73 @@
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ttt_lab.studies.grid import expand, values
+from ttt_lab.studies.plan import make_plan
+from ttt_lab.studies.spec import StudyError, from_args, from_file
+
+
+def test_hydra_sweep_syntax_expands_to_the_cartesian_product():
+    spec = from_args(["batch_size=64,128", "seed=range(0,3)", "experiment=smoke", "opponent=glob(minimax_f*)"])
+    assert spec.kind == "grid" and spec.overrides == ["experiment=smoke"]
+    trials = expand(spec)
+    assert len(trials) == 2 * 3 * 2
+    assert trials[0] == ["experiment=smoke", "batch_size=64", "seed=0", "opponent=minimax_fast"]
+    assert values("x", "choice(a,b)") == ["a", "b"]
+
+
+@given(st.lists(st.integers(1, 999), min_size=2, max_size=4, unique=True),
+       st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=2, max_size=3, unique=True))
+def test_expansion_is_every_combination_once(nums, names):
+    spec = from_args([f"n={','.join(map(str, nums))}", f"s={','.join(names)}"], name="t")
+    trials = expand(spec)
+    assert trials == [[f"n={a}", f"s={b}"] for a, b in itertools.product(nums, names)]
+
+
+def test_the_same_arguments_name_the_same_study():
+    assert from_args(["batch_size=64,128"]).name == from_args(["batch_size=64,128"]).name
+    assert from_args(["batch_size=64,128"]).name != from_args(["batch_size=64,256"]).name
+
+
+def test_interval_makes_a_search_that_needs_a_trial_count():
+    with pytest.raises(StudyError, match="n_trials"):
+        from_args(["lr=interval(1e-5,1e-3)"])
+    spec = from_args(["lr=tag(log, interval(1e-5,1e-3))", "experiment=smoke"], n_trials=3)
+    plan = make_plan(spec)
+    (dist,) = plan.distributions.values()
+    assert dist.log and dist.low == 1e-5
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["no_such_key=1,2"], "no_such_key"),
+    (["batch_size=7,8", "num_generations=4"], "multiple of"),
+    (["loss_type=interval(0,1)"], "interval on a categorical field"),
+])
+def test_bad_studies_fail_before_any_trial(args, message):
+    with pytest.raises(StudyError, match=message):
+        make_plan(from_args(args, n_trials=2 if "interval" in args[0] else None))
+
+
+def test_empty_grid_and_nothing_to_sweep():
+    with pytest.raises(StudyError, match="Nothing to sweep"):
+        from_args(["batch_size=64"])
+    with pytest.raises(StudyError, match="no values"):
+        values("opponent", "glob(nothing*)")
+
+
+def test_named_studies_parse_and_plan(tmp_path):
+    from ttt_lab.config.load import conf_dir
+
+    sweeps = conf_dir().parent / "sweeps"
+    names = sorted(p.stem for p in sweeps.glob("*.yaml"))
+    assert {"batch_size", "curriculum", "ablations", "search", "quickstart"} <= set(names)
+    for path in sweeps.glob("*.yaml"):
+        spec = from_file(path, [])
+        plan = make_plan(spec)
+        assert plan.trials or plan.distributions, path
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nparams: {}\n")
+    with pytest.raises(StudyError, match="params"):
+        from_file(bad, [])

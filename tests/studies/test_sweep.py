@@ -1,0 +1,140 @@
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIN, cli
+from tests.studies.helpers import split_runs, study
+from ttt_lab.studies.spec import from_args
+
+SMOKE = ["experiment=smoke"]
+
+
+def test_batch_size_sweep_as_typed(home: Path) -> None:
+    args = ["batch_size=64,128,256,512", *SMOKE]
+    dry = cli("sweep", *args, "--dry-run")
+    for bs in (64, 128, 256, 512):
+        assert f"batch_size={bs}" in dry.stdout
+    assert "4 trials" in dry.stdout
+    assert not (home / "mlflow.db").exists() or not split_runs(home, from_args(args).name)[0]
+
+    out = cli("sweep", *args)
+    assert "trial 3 COMPLETE" in out.stdout, out.stdout
+    name = from_args(args).name
+    (parent,), children = split_runs(home, name)
+    assert len(children) == 4
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{home}/mlflow.db")
+    found = mlflow.search_runs(experiment_names=[name], output_format="list",
+                               filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    assert sorted(int(r.data.params["train.phases.0.batch_size"]) for r in found) == [64, 128, 256, 512]
+    assert all(r.info.status == "FINISHED" and r.data.tags["optuna.state"] == "COMPLETE" for r in found)
+    assert {r.data.tags["ttt.trial_overrides"] for r in found} == {f"batch_size={b}" for b in (64, 128, 256, 512)}
+    assert parent.info.status == "FINISHED" and "plan.json" in os.listdir(parent.info.artifact_uri.removeprefix("file://"))
+
+    again = cli("sweep", *args)
+    assert "nothing to run" in again.stdout
+    assert len(split_runs(home, name)[1]) == 4
+
+
+def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path) -> None:
+    args = ["seed=0,1,2", *SMOKE, "steps=3", "batch_size=16"]
+    name = from_args(args).name
+    storage = f"sqlite:///{home}/optuna.db"
+    proc = subprocess.Popen([str(BIN), "sweep", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def second_trial_training() -> bool:
+        if not (home / "optuna.db").exists():
+            return False
+        try:
+            trials = study(storage, name).get_trials(deepcopy=False)
+        except KeyError:
+            return False
+        return (len(trials) > 1 and trials[0].state.name == "COMPLETE" and trials[1].state.name == "RUNNING"
+                and "mlflow_run_id" in trials[1].user_attrs)
+
+    try:
+        _wait_for(second_trial_training, what="trial 1 to be training")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed = study(storage, name).trials[1]
+    assert killed.state.name == "RUNNING"
+
+    out = cli("sweep", *args)
+    assert "marked failed" in out.stdout
+    trials = study(storage, name).get_trials(deepcopy=False)
+    assert trials[1].state.name == "FAIL"
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    assert len(complete) == 3
+    assert len({t.user_attrs["config_hash"] for t in complete}) == 3
+    assert sum(t.user_attrs["config_hash"] == trials[0].user_attrs["config_hash"] for t in trials) == 1
+    _, children = split_runs(home, name)
+    finished = [r for r in children if r.info.status == "FINISHED"]
+    assert len(finished) == 3
+    by_id = {r.info.run_id: r for r in children}
+    assert by_id[killed.user_attrs["mlflow_run_id"]].info.status == "FAILED"
+    assert by_id[killed.user_attrs["mlflow_run_id"]].data.tags["optuna.state"] == "FAIL"
+
+
+def test_pruned_trials_are_pruned_in_optuna_and_tagged_in_mlflow(home: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "prune.yaml"
+    spec.write_text(
+        "name: prune-test\nkind: search\nn_trials: 2\n"
+        "overrides: [experiment=smoke, steps=2, train.eval_every=1]\n"
+        "params: {lr: 'tag(log, interval(1e-5, 1e-3))'}\n"
+        "sampler: {name: random, seed: 0}\n"
+        "pruner: {name: threshold, lower: 0.5}\n"
+        "objective: {metric: eval/random/win_rate, direction: maximize}\n")
+    cli("sweep", str(spec))
+    trials = study(f"sqlite:///{home}/optuna.db", "prune-test").trials
+    assert [t.state.name for t in trials] == ["PRUNED", "PRUNED"]
+    assert all(t.intermediate_values == {1: 0.0} for t in trials)
+    _, children = split_runs(home, "prune-test")
+    assert len(children) == 2
+    assert all(r.data.tags.get("pruned") == "true" and r.info.status == "FINISHED" for r in children)
+
+
+def test_a_failing_trial_is_recorded_and_the_sweep_goes_on(home: Path) -> None:
+    args = ["max_new_tokens=1,4", *SMOKE]
+    out = cli("sweep", *args, check=False)
+    assert out.returncode == 1
+    assert "trial 0 FAIL" in out.stdout and "trial 1 COMPLETE" in out.stdout
+    _, children = split_runs(home, from_args(args).name)
+    failed = [r for r in children if r.info.status == "FAILED"]
+    assert len(failed) == 1 and "max_new_tokens" in failed[0].data.tags["ttt.error"]
+
+
+def test_max_failures_stops_claiming(home: Path) -> None:
+    args = ["max_new_tokens=1,2,3", *SMOKE]
+    out = cli("sweep", *args, "--max-failures", "1", check=False)
+    assert out.returncode == 1 and "--max-failures 1" in out.stdout
+    states = [t.state.name for t in study(f"sqlite:///{home}/optuna.db", from_args(args).name).trials]
+    assert states.count("FAIL") == 1 and states.count("WAITING") == 2
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["no_such_key=1,2"], "no_such_key"),
+    (["opponent=glob(nothing*)"], "no values"),
+    (["loss_type=interval(0,1)", "--trials", "2"], "categorical"),
+    (["batch_size=64,128", "--storage", "postgresql://u:p@127.0.0.1:1/db"], "cannot reach the Optuna storage"),
+])
+def test_bad_sweeps_fail_before_any_trial(home: Path, args, message) -> None:
+    out = cli("sweep", *args, check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr
+    assert not (home / "studies").exists()
