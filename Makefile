@@ -26,13 +26,14 @@ test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded)
 test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
 
-run: $(STAMP)  ## the main job on the embedded defaults
-	$(VENV)/bin/ttt-lab eval
+run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study (about 10 min on 2 cores)
+	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml
 
-bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, RL training
+bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_audit.py
+	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_train.py
 
 lint: $(STAMP)  ## ruff

@@ -335,5 +335,9 @@ def _finish(study, store, parent: str, spec: StudySpec, console: Console) -> Non
     terminate(store, parent, status if status != "RUNNING" else "FAILED",
               {"ttt.trials_complete": str(complete), "ttt.trials_failed": str(failed),
                "ttt.trials_pruned": str(counts[TrialState.PRUNED])})
-    console.print(f"MLflow: experiment '{spec.name}', parent run {parent} — browse with `ttt-lab ui`; "
-                  f"report with `ttt-lab report {spec.name}`.", highlight=False)
+    console.print(f"MLflow UI: `ttt-lab ui`, then experiment '{spec.name}' (parent run {parent}; one child run "
+                  "per trial).", highlight=False)
+    import importlib.util
+
+    if importlib.util.find_spec("ttt_lab.report") is not None:
+        console.print(f"Report: `ttt-lab report {spec.name}`.", highlight=False)

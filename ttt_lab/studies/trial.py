@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import socket
 import threading
 import time
@@ -77,7 +78,8 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
     try:
         loaded = load([*spec.overrides, *overrides])
         mark_worker(trial, overrides, loaded.config_hash)
-        tags = provenance.tags(loaded.config_hash, loaded.cfg.seed) | {
+        command = "ttt-lab train " + " ".join(shlex.quote(o) for o in [*spec.overrides, *overrides])
+        tags = provenance.tags(loaded.config_hash, loaded.cfg.seed, command) | {
             "ttt.kind": "trial", "ttt.study": spec.name, "ttt.trial": str(trial.number),
             "ttt.trial_overrides": " ".join(overrides), "ttt.overrides": " ".join([*spec.overrides, *overrides]),
             "optuna.trial_number": str(trial.number), "optuna.state": "RUNNING",

@@ -1,0 +1,75 @@
+"""Sweep orchestration benchmark: 20 trials of a no-op training budget with 2 workers,
+tracking on, against a baseline measured in the same run.
+
+    python benchmarks/bench_sweep.py [--trials N] [--workers W]
+
+A no-op trial: `experiment=smoke phase=sft` (no warm-up, no RL phase), so a trial is the
+trial's config, its MLflow child run, loading the micro model and 4 evaluation games per
+opponent. Baseline: the same trial body (load config, load model, evaluate) called in a
+plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead =
+(sweep wall time - worker start-up - baseline work / workers) / trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent / "ttt-lab"
+NOOP = ["experiment=smoke", "phase=sft"]
+
+
+def baseline(trials: int, home: str) -> float:
+    os.environ["TTT_LAB_HOME"] = home
+    os.environ["TTT_LAB_TORCH_THREADS"] = "1"
+    from ttt_lab.config.load import load
+    from ttt_lab.players.hf import resolve_model_path
+    from ttt_lab.train.common import load_model, torch_threads
+    from ttt_lab.train.evaluate import evaluate_model
+
+    torch_threads()
+    loaded = load([*NOOP, "seed=0"])
+    load_model(resolve_model_path(loaded.cfg), loaded.cfg)  # warm: model built and cached
+    t = time.perf_counter()
+    for seed in range(trials):
+        cfg = load([*NOOP, f"seed={seed}"]).cfg
+        model, tok = load_model(resolve_model_path(cfg), cfg)
+        evaluate_model(model, tok, cfg, cfg.eval.games)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, TTT_LAB_HOME=home)
+        subprocess.run([str(BIN), "eval", "player=random", "games=2", "eval.suite=quick"], env=env,
+                       capture_output=True, check=True)  # create the MLflow store (one-time migrations)
+        base = baseline(args.trials, home)
+        sweep = [str(BIN), "sweep", *NOOP, f"seed=range(0,{args.trials})", "--workers", str(args.workers)]
+        t = time.perf_counter()
+        out = subprocess.run(sweep, env=env, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t
+        trial_s = [float(x) for x in re.findall(r"COMPLETE in ([\d.]+) s", out.stdout)]
+    assert len(trial_s) == args.trials, out.stdout[-2000:]
+    first = sorted(trial_s)[-args.workers:]  # each worker's first trial pays its imports
+    warm = sorted(trial_s)[: -args.workers]
+    print(f"{args.trials} no-op trials, {args.workers} workers, tracking on: {wall:.1f} s wall")
+    print(f"  per trial inside a warm worker: median {sorted(warm)[len(warm) // 2]:.2f} s "
+          f"(first trial per worker, with imports: {min(first):.1f}-{max(first):.1f} s)")
+    print(f"baseline: the same trial body in a plain loop, one process: {base / args.trials:.2f} s per trial")
+    overhead = (sum(warm) - base * len(warm) / args.trials) / len(warm)
+    print(f"orchestration overhead per trial (warm worker - baseline): {overhead:.2f} s (goal < 0.5 s); "
+          f"ratio warm trial / baseline trial {sorted(warm)[len(warm) // 2] / (base / args.trials):.2f}")
+
+
+if __name__ == "__main__":
+    main()
