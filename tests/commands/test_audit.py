@@ -65,3 +65,12 @@ def test_bad_input_is_one_clear_error(home: Path) -> None:
     out = cli("audit", "opponent", "opponent._target_=no.such.Opponent", check=False)
     assert out.returncode == 2 and "opponent._target_" in out.stderr
     assert not (home / "audits").exists()
+
+
+def test_policy_audit_of_a_checkpoint(home: Path, tiny_checkpoint: Path) -> None:
+    out = cli("audit", "policy", "player=hf", f"model.path={tiny_checkpoint}", "audit.policy.games=2",
+              "env.think=off", "player.max_new_tokens=4", "tracking.enabled=false", check=False)
+    assert out.returncode in (0, 1), out.stderr
+    data = audit_json(home, "policy")
+    assert data["subject"].startswith("HFPlayer") and len(data["data"]["members"]) == 13
+    assert all(m["games"] == 2 for m in data["data"]["members"])

@@ -125,6 +125,9 @@ def test_max_failures_stops_claiming(home: Path) -> None:
     assert out.returncode == 1 and "--max-failures 1" in out.stdout
     states = [t.state.name for t in study(f"sqlite:///{home}/optuna.db", from_args(args).name).trials]
     assert states.count("FAIL") == 1 and states.count("WAITING") == 2
+    cli("sweep", *args, check=False)
+    states = [t.state.name for t in study(f"sqlite:///{home}/optuna.db", from_args(args).name).trials]
+    assert "WAITING" not in states and len(states) == 4  # the two left waiting ran, the failed one again
 
 
 @pytest.mark.parametrize(("args", "message"), [

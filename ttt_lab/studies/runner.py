@@ -227,8 +227,12 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
     if recovered:
         console.print(f"marked failed (their worker died): trials {recovered}", highlight=False)
     parent = parent_run(study, optuna_storage, store, plan, created, command)
-    queued = enqueue_grid(study, plan) if spec.kind == "grid" else requeue_failed(study)
-    todo = queued if spec.kind == "grid" else max(0, spec.n_trials - _counted(study)) + queued
+    if spec.kind == "grid":
+        enqueue_grid(study, plan)
+    else:
+        requeue_failed(study)
+    waiting = _count(study, "WAITING")
+    todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - _counted(study)) + waiting
     outcome = StudyOutcome(spec.name, parent)
     if todo:
         _run_workers(plan, optuna_storage, store, parent, workers or spec.workers, max_failures, todo, console,
@@ -237,6 +241,12 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
         console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
     _finish(study, store, parent, spec, console)
     return outcome
+
+
+def _count(study, state: str) -> int:
+    from optuna.trial import TrialState
+
+    return len(study.get_trials(deepcopy=False, states=(TrialState[state],)))
 
 
 def _counted(study) -> int:
