@@ -86,3 +86,14 @@ def test_phase_datasets_are_audited_as_training_builds_them():
     for i, (src, phase) in enumerate(zip(sources, loaded.cfg.train.phases, strict=True)):
         assert src.examples == phase_dataset(loaded.cfg, phase, i, 3)
         assert src.num_generations == phase.num_generations
+
+
+def test_a_merged_phase_audit_keeps_each_phases_checks_and_figures():
+    from ttt_lab.audit.output import figures, html_section
+    from ttt_lab.commands.audit import dataset_audit
+
+    audit = dataset_audit(load(["phase=two_stage", "steps=2"]), None)
+    assert {c.name.split("/")[0] for c in audit.checks} == {"0-phase1", "1-phase2"}
+    captions = [c for c, _ in figures(audit)]
+    assert len(captions) == 4 and captions[0].startswith("0-phase1: ")
+    assert html_section(audit).count("<svg") == 4

@@ -88,7 +88,15 @@ def _bars(labels: list[str], values: list[float], lows: list[float] | None = Non
 
 
 def figures(audit: Audit) -> list[tuple[str, str]]:
-    d = audit.data
+    """(caption, inline SVG) for each figure; audits merged from several sources (the phases
+    of a dataset audit) get each source's figures, captioned with its name."""
+    if "sources" in audit.data:
+        return [(f"{name}: {cap}", svg) for name, data in audit.data["sources"].items()
+                for cap, svg in _figures(data)]
+    return _figures(audit.data)
+
+
+def _figures(d: dict) -> list[tuple[str, str]]:
     out = []
     if "cells_observed" in d:
         out.append(("Chosen cells at tie positions relative to uniform tie-breaking (1.00 = fair)",
