@@ -74,3 +74,12 @@ def test_policy_audit_of_a_checkpoint(home: Path, tiny_checkpoint: Path) -> None
     data = audit_json(home, "policy")
     assert data["subject"].startswith("HFPlayer") and len(data["data"]["members"]) == 13
     assert all(m["games"] == 2 for m in data["data"]["members"])
+
+
+def test_unreachable_tracking_server_is_a_clear_error_and_the_audit_is_kept(home: Path) -> None:
+    from tests.conftest import free_port
+
+    out = cli("audit", "opponent", f"tracking.uri=http://127.0.0.1:{free_port()}", "audit.opponent.seeds=4",
+              check=False)
+    assert out.returncode == 2 and "cannot reach the MLflow tracking server" in out.stderr
+    assert len(audit_json(home, "opponent")["checks"]) == 10
