@@ -36,4 +36,7 @@ def test_tiny_cpu_recipe_learns(home: Path) -> None:
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
     assert m["eval/random/win_rate"] >= 0.9 * ref["eval/random/win_rate"]
     assert m["eval/optimal/draw_rate"] >= 0.7
+    improved_wins = m["eval/random/win_rate_lo"] > m["eval_sft/random/win_rate_hi"]
+    improved_draws = m["eval/optimal/draw_rate_lo"] > m["eval_sft/optimal/draw_rate_hi"]
+    assert improved_wins or improved_draws  # RL beats the warm-up beyond the 95 % intervals
     assert Path(tags["ttt.checkpoint"]).is_dir()
