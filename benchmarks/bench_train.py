@@ -60,6 +60,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 256])
+    ap.add_argument("--micro", type=int, default=None, help="train.micro_batch_size (default: the config's)")
     args = ap.parse_args()
 
     from ttt_lab.config.load import load
@@ -72,7 +73,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         home = Path(d)
         base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false", "train.sft.num_games=300",
-                "train.sft.epochs=2"]
+                "train.sft.epochs=2", *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]
         cfg = load(base).cfg
         start = home / "sft"
         run_sft(cfg, resolve_model_path(cfg), start)

@@ -48,10 +48,11 @@ def test_duplicates_out_of_range_and_disorder_fail():
     assert shuffled.check("batch_order").status == FAIL
 
 
-def test_trainer_sampler_hands_each_update_one_audited_batch():
+@pytest.mark.parametrize("accumulation", [1, 4])
+def test_trainer_sampler_hands_each_update_one_audited_batch(accumulation):
     ds = DatasetConfig(size=48, examples_per_batch=16, num_strata=16)
-    audit = audit_dataset(source(ds, generations=4), DatasetAuditConfig())
-    c = audit.check("batch_order")
+    src = dataclasses.replace(source(ds, generations=4), accumulation=accumulation)
+    c = audit_dataset(src, DatasetAuditConfig()).check("batch_order")
     assert c.status == PASS and c.value == 1.0
     assert "3 of 3 GRPO updates" in c.detail
 

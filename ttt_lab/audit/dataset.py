@@ -29,6 +29,8 @@ class DatasetSource:
     num_generations: int | None = None
     """Set when the examples feed GRPO updates: each update is one batch of prompts."""
     seed: int = 0
+    accumulation: int = 1
+    """Forward/backward passes per update (TRL repeats the batch's indices once per pass)."""
 
 
 def read_saved(path: Path, fallback: DatasetConfig) -> DatasetSource:
@@ -43,12 +45,13 @@ def read_saved(path: Path, fallback: DatasetConfig) -> DatasetSource:
         raise TttLabError(f"{path} is not a dataset written by ttt-lab ({e}). Each line must be one example as "
                           "JSON with index, seed, p_random, model_first, model_symbol and stratum.") from None
     meta_path = path.with_suffix(".json")
-    settings, generations = fallback, None
+    settings, generations, accumulation = fallback, None, 1
     if meta_path.is_file():
         meta = json.loads(meta_path.read_text())
         generations = meta.pop("num_generations", None)
+        accumulation = meta.pop("accumulation", 1)
         settings = DatasetConfig(**meta)
-    return DatasetSource(str(path), examples, settings, generations)
+    return DatasetSource(str(path), examples, settings, generations, accumulation=accumulation)
 
 
 def _bin(p: float, d: DatasetConfig) -> int:
@@ -130,7 +133,7 @@ def order_check(src: DatasetSource) -> Check:
     from ttt_lab.train.phase_data import trainer_batches
 
     prompts = src.settings.examples_per_batch
-    seen = trainer_batches(len(src.examples), prompts, src.num_generations, src.seed)
+    seen = trainer_batches(len(src.examples), prompts, src.num_generations, src.accumulation, src.seed)
     expected = [list(range(i, min(i + prompts, len(src.examples)))) for i in range(0, len(src.examples), prompts)]
     same = sum(s == e for s, e in zip(seen, expected, strict=False))
     share = same / len(expected) if expected else 1.0

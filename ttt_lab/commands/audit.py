@@ -27,7 +27,7 @@ def dataset_sources(loaded: Loaded, file: Path | None) -> list:
     from ttt_lab.audit.dataset import DatasetSource, read_saved
     from ttt_lab.env.dataset import make_dataset
     from ttt_lab.game.seeding import derive_seed
-    from ttt_lab.train.phase_data import PHASE_SALT, phase_dataset_config, phase_steps
+    from ttt_lab.train.phase_data import PHASE_SALT, micro_batch, phase_dataset_config, phase_steps
 
     cfg = loaded.cfg
     if file is not None:
@@ -39,7 +39,9 @@ def dataset_sources(loaded: Loaded, file: Path | None) -> list:
     for i, phase in enumerate(cfg.train.phases):
         ds = phase_dataset_config(cfg, phase, phase_steps(cfg, phase))
         examples = make_dataset(ds, derive_seed(cfg.seed, PHASE_SALT + i))
-        out.append(DatasetSource(f"phase {i} ({phase.name})", examples, ds, phase.num_generations, cfg.seed))
+        passes = phase.batch_size // micro_batch(phase.batch_size, cfg.train.micro_batch_size)
+        out.append(DatasetSource(f"phase {i} ({phase.name})", examples, ds, phase.num_generations, cfg.seed,
+                                 passes))
     return out
 
 

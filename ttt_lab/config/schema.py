@@ -122,6 +122,9 @@ class TrainConfig:
     """Evaluate against the random and optimal opponents every this many steps (0: never)."""
     eval_games: int = 100
     """Games per opponent in those evaluations (and before RL, on the SFT checkpoint)."""
+    micro_batch_size: int = 32
+    """Games per forward/backward pass of an RL update; gradients accumulate over the phase's
+    batch_size games (one generation, one optimizer step). Smaller passes use less memory."""
     use_vllm: bool = False
     """Generate with vLLM through TRL (GPU only)."""
     vllm_mode: str = "colocate"
@@ -300,6 +303,7 @@ def validate(cfg: Config) -> Config:
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
     check_integer("train.eval_every", cfg.train.eval_every, 0)
     check_integer("train.eval_games", cfg.train.eval_games, 1)
+    check_integer("train.micro_batch_size", cfg.train.micro_batch_size, 1)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     _validate_audit(cfg.audit)

@@ -17,7 +17,13 @@ from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.env.dataset import Example, dataset_jsonl
 from ttt_lab.train.common import TrainError, load_model, mark_done
-from ttt_lab.train.phase_data import SHUFFLE_DATASET, phase_dataset, phase_dataset_config, phase_steps
+from ttt_lab.train.phase_data import (
+    SHUFFLE_DATASET,
+    micro_batch,
+    phase_dataset,
+    phase_dataset_config,
+    phase_steps,
+)
 from ttt_lab.train.rollout import Sampling, play_rollouts
 
 
@@ -79,13 +85,15 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     max_new = cfg.player.max_new_tokens
     work = out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
-    save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase)
+    micro = micro_batch(phase.batch_size, cfg.train.micro_batch_size)
+    save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase, phase.batch_size // micro)
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
     args = GRPOConfig(
         output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
-        per_device_train_batch_size=phase.batch_size, num_generations=phase.num_generations,
-        steps_per_generation=1, num_iterations=1, temperature=phase.temperature, loss_type=phase.loss_type,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=phase.batch_size // micro,
+        num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
+        loss_type=phase.loss_type,
         epsilon_high=phase.epsilon_high if phase.epsilon_high is not None else 0.28, beta=0.0,
         max_completion_length=max_completion_tokens(cfg, max_new, tokenizer),
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
@@ -122,13 +130,13 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     return info
 
 
-def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig) -> None:
+def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig, accumulation: int) -> None:
     """The phase's examples in training order, plus what the dataset audit needs to read them."""
     import dataclasses
     import json
 
     (folder / "dataset.jsonl").write_text(dataset_jsonl(examples))
-    meta = dataclasses.asdict(ds) | {"num_generations": phase.num_generations}
+    meta = dataclasses.asdict(ds) | {"num_generations": phase.num_generations, "accumulation": accumulation}
     (folder / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 

@@ -43,12 +43,20 @@ def phase_steps(cfg: Config, phase: PhaseConfig) -> int:
     return phase.steps
 
 
-def trainer_batches(num_examples: int, prompts: int, num_generations: int, seed: int) -> list[list[int]]:
+def micro_batch(batch: int, wanted: int) -> int:
+    """Games per forward/backward pass: the largest divisor of `batch` not above `wanted`."""
+    return max(d for d in range(1, min(batch, max(1, wanted)) + 1) if batch % d == 0)
+
+
+def trainer_batches(num_examples: int, prompts: int, num_generations: int, accumulation: int,
+                    seed: int) -> list[list[int]]:
     """The example indices of each update, as TRL's `RepeatSampler` yields them under the
-    settings `grpo.run_rl_phase` gives GRPOTrainer (one generation per step, one iteration)."""
+    settings `grpo.run_rl_phase` gives GRPOTrainer: one generation of `prompts` x
+    `num_generations` games per optimizer step, split into `accumulation` passes (TRL repeats
+    the generation batch's indices once per pass), one iteration."""
     from trl.trainer.utils import RepeatSampler
 
     order = list(RepeatSampler(range(num_examples), mini_repeat_count=num_generations, batch_size=prompts,
-                               repeat_count=1, shuffle=SHUFFLE_DATASET, seed=seed))
-    per_update = prompts * num_generations
+                               repeat_count=accumulation, shuffle=SHUFFLE_DATASET, seed=seed))
+    per_update = prompts * num_generations * accumulation
     return [list(dict.fromkeys(order[i : i + per_update])) for i in range(0, len(order), per_update)]
