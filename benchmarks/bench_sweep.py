@@ -6,8 +6,9 @@ tracking on, against a baseline measured in the same run.
 A no-op trial: `experiment=smoke phase=sft` (no warm-up, no RL phase), so a trial is the
 trial's config, its MLflow child run, loading the micro model and 4 evaluation games per
 opponent. Baseline: the same trial body (load config, load model, evaluate) called in a
-plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead =
-(sweep wall time - worker start-up - baseline work / workers) / trials.
+plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead: the
+wall time an extra trial adds (a sweep of N minus a sweep of N/2 trials, divided by N/2,
+so worker start-up cancels out), times the workers, minus the baseline trial.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ def baseline(trials: int, home: str) -> float:
     return time.perf_counter() - t
 
 
+def sweep_wall(trials: int, workers: int, env: dict[str, str], name: str) -> tuple[float, list[float]]:
+    cmd = [str(BIN), "sweep", *NOOP, f"seed=range(0,{trials})", "--workers", str(workers), "--name", name]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t
+    trial_s = [float(x) for x in re.findall(r"COMPLETE in ([\d.]+) s", out.stdout)]
+    assert len(trial_s) == trials, out.stdout[-2000:]
+    return wall, trial_s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
@@ -53,22 +64,19 @@ def main() -> None:
         env = dict(os.environ, TTT_LAB_HOME=home)
         subprocess.run([str(BIN), "eval", "player=random", "games=2", "eval.suite=quick"], env=env,
                        capture_output=True, check=True)  # create the MLflow store (one-time migrations)
-        base = baseline(args.trials, home)
-        sweep = [str(BIN), "sweep", *NOOP, f"seed=range(0,{args.trials})", "--workers", str(args.workers)]
-        t = time.perf_counter()
-        out = subprocess.run(sweep, env=env, capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - t
-        trial_s = [float(x) for x in re.findall(r"COMPLETE in ([\d.]+) s", out.stdout)]
-    assert len(trial_s) == args.trials, out.stdout[-2000:]
-    first = sorted(trial_s)[-args.workers:]  # each worker's first trial pays its imports
-    warm = sorted(trial_s)[: -args.workers]
-    print(f"{args.trials} no-op trials, {args.workers} workers, tracking on: {wall:.1f} s wall")
-    print(f"  per trial inside a warm worker: median {sorted(warm)[len(warm) // 2]:.2f} s "
-          f"(first trial per worker, with imports: {min(first):.1f}-{max(first):.1f} s)")
-    print(f"baseline: the same trial body in a plain loop, one process: {base / args.trials:.2f} s per trial")
-    overhead = (sum(warm) - base * len(warm) / args.trials) / len(warm)
-    print(f"orchestration overhead per trial (warm worker - baseline): {overhead:.2f} s (goal < 0.5 s); "
-          f"ratio warm trial / baseline trial {sorted(warm)[len(warm) // 2] / (base / args.trials):.2f}")
+        base = baseline(args.trials, home) / args.trials
+        small, _ = sweep_wall(args.trials // 2, args.workers, env, "bench-small")
+        wall, trial_s = sweep_wall(args.trials, args.workers, env, "bench")
+    marginal = (wall - small) / (args.trials - args.trials // 2)  # wall seconds per extra trial: no start-up
+    per_worker_trial = marginal * args.workers
+    warm = sorted(trial_s)[: -args.workers]  # each worker's first trial pays its imports
+    print(f"{args.trials} no-op trials, {args.workers} workers, tracking on: {wall:.1f} s wall "
+          f"({args.trials // 2} trials: {small:.1f} s; the difference is start-up free)")
+    print(f"  each extra trial costs {marginal:.2f} s of wall time = {per_worker_trial:.2f} s of one worker; "
+          f"inside run_trial (child run, training, evaluation, tell): median {warm[len(warm) // 2]:.2f} s")
+    print(f"baseline: the same trial body in a plain loop, one process, no Optuna/MLflow: {base:.2f} s per trial")
+    print(f"orchestration overhead per trial with warm workers: {per_worker_trial - base:.2f} s (goal < 0.5 s); "
+          f"ratio {per_worker_trial / base:.2f} x the bare trial")
 
 
 if __name__ == "__main__":
