@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A short GPU training check (never part of `make test`): a few RL steps of the tiny model and of a
-# small real checkpoint when one is given, with and without vLLM when vLLM is installed; prints throughput.
+# small real checkpoint when one is given; prints the time of each.
 #   MODEL=/path/or/hub-id bash benchmarks/gpu_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,12 +15,6 @@ t=$(date +%s.%N); $BIN train "${common[@]}"; echo "tiny, transformers generate: 
 if [ -n "${MODEL:-}" ]; then
   t=$(date +%s.%N); $BIN train "${common[@]}" model.name=real "model.path=$MODEL" model.dtype=bfloat16 batch_size=64
   echo "$MODEL, transformers generate: $(echo "$(date +%s.%N) - $t" | bc) s"
-  if $PY -c 'import vllm' 2>/dev/null; then
-    t=$(date +%s.%N); $BIN train "${common[@]}" model.name=real "model.path=$MODEL" model.dtype=bfloat16 \
-      batch_size=64 train.use_vllm=true train.vllm_mode=colocate
-    echo "$MODEL, vLLM colocate: $(echo "$(date +%s.%N) - $t" | bc) s"
-  else
-    echo "vLLM not installed: skipped the vLLM run"
-  fi
+  echo "vLLM inside training: not built yet (train.use_vllm=true stops with an error); skipped"
 fi
 rm -rf "$HOME_DIR"
