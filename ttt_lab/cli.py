@@ -150,6 +150,28 @@ def sweep_(
         raise typer.Exit(code)
 
 
+@app.command("report")
+def report_(
+    study: Annotated[str, typer.Argument(help="A study name (its MLflow experiment) or its parent run id.",
+                                         show_default=False)],
+    out: Annotated[str | None, typer.Option("--out", help="Folder (default runs/reports/STUDY).")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Config overrides for where the store "
+                                                        "is, e.g. --set tracking=server.")] = None,
+) -> None:
+    """Write a study's report: index.html (self-contained) and report.md with results per condition,
+    learning curves, stability flags, audits and how to reproduce every number.
+
+    Example: `ttt-lab report quickstart`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.report import report
+
+        report(study, out, _console(), overrides)
+
+    _run(body)
+
+
 @app.command("train")
 def train_(
     overrides: Overrides = None,

@@ -236,3 +236,25 @@ def child_runs(store: Store, experiment: str, parent_run_id: str) -> list:
         return []
     return store.client.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
                                     max_results=50_000)
+
+
+def metric_history(store: Store, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((m.step, m.value) for m in store.client.get_metric_history(run_id, key))
+
+
+def find_parent(store: Store, study_or_run: str):
+    """A study's parent run, by study (experiment) name or by the parent run's id; None if neither."""
+    exp = store.client.get_experiment_by_name(study_or_run)
+    if exp is not None:
+        parents = store.client.search_runs([exp.experiment_id], "tags.`ttt.kind` = 'sweep'",
+                                           order_by=["attributes.start_time DESC"], max_results=1)
+        return parents[0] if parents else None
+    try:
+        run = store.client.get_run(study_or_run)
+    except mlflow.exceptions.MlflowException:
+        return None
+    return run if run.data.tags.get("ttt.kind") == "sweep" else None
+
+
+def experiment_name(store: Store, experiment_id: str) -> str:
+    return store.client.get_experiment(experiment_id).name

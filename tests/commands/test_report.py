@@ -1,0 +1,57 @@
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli
+from tests.studies.helpers import split_runs
+from ttt_lab.evaluation.stats import mean_interval
+from ttt_lab.studies.spec import from_args
+
+ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1"]
+
+
+@pytest.fixture
+def swept(home: Path) -> str:
+    cli("sweep", *ARGS)
+    return from_args(ARGS).name
+
+
+def test_report_of_a_real_sweep_matches_the_store(home: Path, swept: str) -> None:
+    out = cli("report", swept)
+    index = home / "reports" / swept / "index.html"
+    assert str(index) in out.stdout
+    page = index.read_text()
+    for title in ("Results", "Learning curves", "Stability flags", "Audits of the study", "Reproduce"):
+        assert f"<h2>{title}" in page
+    assert page.count("<svg") >= 16 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    _, children = split_runs(home, swept)
+    from ttt_lab.report.render import pct
+
+    for bs in (8, 16):
+        runs = [r for r in children if r.data.params["train.phases.0.batch_size"] == str(bs)]
+        assert len(runs) == 2
+        mean, lo, hi = mean_interval([r.data.metrics["eval/random/loss_rate"] for r in runs])
+        assert f"{pct(mean)} [{pct(lo)}, {pct(hi)}]" in page
+        for r in runs:
+            assert f"ttt-lab reproduce {r.info.run_id}" in page
+            assert r.data.tags["ttt.config_hash"] in page
+    md = (home / "reports" / swept / "report.md").read_text()
+    assert "## Results" in md and "](figures/" in md
+
+
+def test_bad_report_requests_are_clear(home: Path) -> None:
+    out = cli("report", "no-such-study", check=False)
+    assert out.returncode == 2 and "No study 'no-such-study'" in out.stderr
+    args = ["max_new_tokens=1,2", "experiment=smoke"]
+    cli("sweep", *args, check=False)
+    out = cli("report", from_args(args).name, check=False)
+    assert out.returncode == 2 and "no finished trial" in out.stderr
+
+
+def test_partial_report_when_a_trial_failed(home: Path) -> None:
+    args = ["max_new_tokens=1,4", "experiment=smoke"]
+    cli("sweep", *args, check=False)
+    out = cli("report", from_args(args).name)
+    assert "PARTIAL" in out.stdout
+    page = (home / "reports" / from_args(args).name / "index.html").read_text()
+    assert "Partial report: trial 0" in page

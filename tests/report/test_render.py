@@ -1,0 +1,64 @@
+import math
+
+import pytest
+
+from ttt_lab.evaluation.stats import mean_interval
+from ttt_lab.report.collect import FINAL_METRICS, Study, Trial, condition_of
+from ttt_lab.report.figures import aggregate, band_chart
+from ttt_lab.report.render import build, results_rows, write
+
+
+def trial(number: int, bs: int, seed: int, draw: float, reward_curve: list[float]) -> Trial:
+    metrics = {m: 0.5 for m in FINAL_METRICS} | {"eval/optimal/draw_rate": draw}
+    overrides = [f"batch_size={bs}", f"seed={seed}"]
+    tags = {"ttt.command": f"ttt-lab train experiment=smoke {' '.join(overrides)}", "ttt.config_hash": f"h{number}",
+            "mlflow.source.git.commit": "abc", "ttt.git_dirty": "false", "ttt.version.torch": "2.13.0"}
+    curves = {"train/reward": [(i + 1, v) for i, v in enumerate(reward_curve)]}
+    return Trial(f"run{number}", number, "FINISHED", "COMPLETE", overrides, condition_of(overrides), seed, bs,
+                 metrics, tags, curves)
+
+
+def study() -> Study:
+    plateau = [0.2, 0.5, 0.8, 0.8, 0.81, 0.79, 0.8, 0.8]
+    collapse = [0.2, 0.5, 0.8, 0.6, 0.3, 0.2, 0.2, 0.2]
+    trials = [trial(0, 64, 0, 0.7, plateau), trial(1, 64, 1, 0.9, plateau), trial(2, 64, 2, 0.8, plateau),
+              trial(3, 128, 0, 0.5, collapse), trial(4, 128, 1, 0.6, plateau)]
+    tags = {"ttt.question": "Which batch size?", "ttt.params": '{"batch_size": "64,128", "seed": "0,1,2"}',
+            "ttt.objectives": '[{"metric": "eval/optimal/draw_rate", "direction": "maximize"}]',
+            "ttt.command": "ttt-lab sweep batch_size=64,128 seed=0,1,2", "ttt.config_hash": "base",
+            "ttt.overrides": "experiment=smoke"}
+    return Study("bs", "parent", tags, 0, trials)
+
+
+def test_results_are_mean_and_t_interval_over_seeds_per_condition():
+    rows = {r["condition"]: r for r in results_rows(study())}
+    assert set(rows) == {"batch_size=64", "batch_size=128"}
+    mean, lo, hi = rows["batch_size=64"]["eval/optimal/draw_rate"]
+    assert mean == pytest.approx(0.8)
+    assert (lo, hi) == pytest.approx((0.8 - 4.303 * 0.1 / math.sqrt(3), 0.8 + 4.303 * 0.1 / math.sqrt(3)))
+    assert rows["batch_size=64"]["seeds"] == 3
+    assert rows["batch_size=64"]["best"].startswith("seed 1") and rows["batch_size=64"]["worst"].startswith("seed 0")
+    assert mean_interval([0.3]) == (0.3, 0.3, 0.3)
+
+
+def test_report_has_every_section_and_flags_the_collapsed_run(tmp_path):
+    report = build(study(), with_audits=False)
+    titles = [s.title for s in report.sections]
+    assert titles == ["Study 'bs'", "Results", "Learning curves", "Stability flags", "Reproduce"]
+    stab = next(s for s in report.sections if s.title == "Stability flags")
+    assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 4  # header, one flag, rules
+    index, md = write(report, tmp_path)
+    page = index.read_text()
+    assert page.count("<svg") == len(report.svgs) > 0
+    assert "ttt-lab reproduce run3" in page and "Published figures" in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert all((tmp_path / "figures" / n).is_file() for n in report.svgs)
+    assert "](figures/train_reward_steps.svg)" in md.read_text()
+
+
+def test_band_chart_draws_one_line_and_band_per_series():
+    agg = aggregate([[(1, 0.1), (2, 0.3)], [(1, 0.3), (2, 0.5)]], scale=64)
+    assert agg == [(64, 0.2, 0.1, 0.3), (128, 0.4, 0.3, 0.5)]
+    svg = band_chart("t", {"a": agg, "b": agg}, "games")
+    assert svg.count("<polyline") == 2 and svg.count("<polygon") == 2
+    assert "no data" in band_chart("t", {"a": []}, "x")

@@ -1,0 +1,26 @@
+"""`ttt-lab report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+
+def report(study: str, out: str | None, console: Console, overrides: list[str] | None = None) -> Path:
+    from ttt_lab.config.load import load
+    from ttt_lab.report.collect import collect
+    from ttt_lab.report.render import build, write
+    from ttt_lab.tracking.store import open_store
+
+    cfg = load(overrides or []).cfg
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    data = collect(store, study)
+    built = build(data)
+    folder = Path(out) if out else Path(cfg.home) / "reports" / data.name
+    paths = write(built, folder)
+    conds = data.conditions()
+    console.print(f"report of '{data.name}': {len(conds)} condition(s), {sum(map(len, conds.values()))} finished "
+                  f"trial(s){'; PARTIAL: ' + '; '.join(data.problems) if data.problems else ''}", highlight=False)
+    console.print(f"wrote {paths[0]} and {paths[1]} (+ figures/)", highlight=False)
+    return paths[0]

@@ -1,0 +1,1 @@
+"""Study reports: runs from the tracking store -> tables, curves, stability flags, HTML/Markdown."""

@@ -1,0 +1,130 @@
+"""A study as the tracking store holds it: the parent run, each trial's child run, final
+metrics and logged curves, grouped into conditions (a trial's overrides without its seed)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ttt_lab.errors import TttLabError
+
+Curve = list[tuple[int, float]]
+
+FINAL_METRICS = (
+    "eval/random/win_rate", "eval/random/draw_rate", "eval/random/loss_rate",
+    "eval/optimal/win_rate", "eval/optimal/draw_rate", "eval/optimal/loss_rate",
+    "eval/random/invalid_rate", "eval/optimal/invalid_rate", "eval/random/format_rate",
+    "eval/optimal/format_rate", "eval/random/reward", "eval/optimal/reward",
+)
+CURVES = ("train/reward", "train/reward_std", "train/frac_reward_zero_std", "train/entropy",
+          "train/game/invalid_per_game", "train/game/format_rate", "train/grad_norm", "eval/optimal/draw_rate")
+
+
+class ReportError(TttLabError):
+    pass
+
+
+@dataclass
+class Trial:
+    run_id: str
+    number: int
+    status: str
+    state: str
+    overrides: list[str]
+    condition: str
+    seed: int
+    batch_size: int
+    metrics: dict[str, float]
+    tags: dict[str, str]
+    curves: dict[str, Curve] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "FINISHED" and self.state == "COMPLETE"
+
+
+@dataclass
+class Study:
+    name: str
+    parent_id: str
+    tags: dict[str, str]
+    start_time: int
+    trials: list[Trial]
+    problems: list[str] = field(default_factory=list)
+    """Why the report is partial (missing metrics, unfinished trials)."""
+
+    def conditions(self) -> dict[str, list[Trial]]:
+        out: dict[str, list[Trial]] = {}
+        for t in sorted(self.trials, key=lambda t: (t.condition, t.seed)):
+            if t.finished:
+                out.setdefault(t.condition, []).append(t)
+        return out
+
+
+def condition_of(overrides: list[str]) -> str:
+    kept = [o for o in overrides if not o.startswith("seed=")]
+    return " ".join(kept) or "(baseline)"
+
+
+def _int(text: str | None, default: int = 0) -> int:
+    try:
+        return int(float(text)) if text is not None else default
+    except ValueError:
+        return default
+
+
+def trial_from_run(run, with_curves: bool, store) -> Trial:
+    from ttt_lab.tracking.store import metric_history
+
+    tags, params = run.data.tags, run.data.params
+    overrides = tags.get("ttt.trial_overrides", "").split()
+    t = Trial(run.info.run_id, _int(tags.get("ttt.trial"), -1), run.info.status, tags.get("optuna.state", "?"),
+              overrides, condition_of(overrides), _int(params.get("seed")),
+              _int(params.get("train.phases.0.batch_size"), 1), dict(run.data.metrics), dict(tags))
+    if with_curves:
+        t.curves = {k: metric_history(store, t.run_id, k) for k in CURVES}
+    return t
+
+
+def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
+    from ttt_lab.tracking.store import child_runs, experiment_name, find_parent
+
+    parent = find_parent(store, study_or_run)
+    if parent is None:
+        raise ReportError(f"No study '{study_or_run}' in the tracking store ({store.uri}): give a study name (the "
+                          "MLflow experiment a `ttt-lab sweep` made) or its parent run id; `ttt-lab runs list` "
+                          "shows runs.")
+    name = experiment_name(store, parent.info.experiment_id)
+    runs = child_runs(store, name, parent.info.run_id)
+    trials = sorted((trial_from_run(r, with_curves, store) for r in runs), key=lambda t: t.number)
+    study = Study(name, parent.info.run_id, dict(parent.data.tags), parent.info.start_time, trials)
+    finished = [t for t in trials if t.finished]
+    if not finished:
+        raise ReportError(f"The study '{name}' has no finished trial yet ({len(trials)} trial runs: "
+                          f"{', '.join(sorted({t.state for t in trials})) or 'none'}). Run `ttt-lab sweep` for it "
+                          "first; the report needs at least one finished trial.")
+    for t in trials:
+        if not t.finished:
+            study.problems.append(f"trial {t.number} ({' '.join(t.overrides)}) is {t.state.lower()}: left out")
+        else:
+            missing = [k for k in FINAL_METRICS if k not in t.metrics]
+            if missing:
+                study.problems.append(f"trial {t.number} lacks {', '.join(missing)}")
+    return study
+
+
+def values(trials: list[Trial], key: str) -> list[float]:
+    return [t.metrics[key] for t in trials if key in t.metrics and math.isfinite(t.metrics[key])]
+
+
+def spec_of(study: Study) -> dict[str, Any]:
+    import json
+
+    out = {}
+    for k in ("ttt.params", "ttt.objectives"):
+        try:
+            out[k] = json.loads(study.tags.get(k, "null"))
+        except ValueError:
+            out[k] = None
+    return out

@@ -1,0 +1,80 @@
+"""Line charts with a band over seeds, as inline SVG: no plotting library, no script, no network."""
+
+from __future__ import annotations
+
+import html
+import math
+
+PALETTE = ("#4a78c2", "#d1603d", "#3c9d5d", "#8e5ac8", "#c2a03c", "#3cb0c2", "#c23c7a", "#6b6b6b")
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 260, 52, 12, 24, 36
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
+    start = math.ceil(lo / step) * step
+    return [start + i * step for i in range(int((hi - start) / step) + 1)]
+
+
+def band_chart(title: str, series: dict[str, list[tuple[float, float, float, float]]], x_label: str) -> str:
+    """`series[name]` = [(x, mean, low, high), …]; one line per name over its shaded band."""
+    points = [p for s in series.values() for p in s if all(math.isfinite(v) for v in p)]
+    if not points:
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="60" role="img" '
+                f'aria-label="{html.escape(title)}"><text x="10" y="30" font-size="12">{html.escape(title)}: '
+                "no data logged</text></svg>")
+    x0, x1 = min(p[0] for p in points), max(p[0] for p in points)
+    y0, y1 = min(p[2] for p in points), max(p[3] for p in points)
+    if x1 == x0:
+        x1 = x0 + 1
+    if y1 == y0:
+        y0, y1 = y0 - 0.5, y1 + 0.5
+
+    def sx(x: float) -> float:
+        return PAD_L + (x - x0) / (x1 - x0) * (W - PAD_L - PAD_R)
+
+    def sy(y: float) -> float:
+        return H - PAD_B - (y - y0) / (y1 - y0) * (H - PAD_T - PAD_B)
+
+    parts = [f'<text x="{PAD_L}" y="15" font-size="12" font-weight="bold">{html.escape(title)}</text>',
+             f'<line x1="{PAD_L}" y1="{H - PAD_B}" x2="{W - PAD_R}" y2="{H - PAD_B}" stroke="#888"/>',
+             f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{H - PAD_B}" stroke="#888"/>',
+             f'<text x="{(W + PAD_L) / 2}" y="{H - 4}" font-size="11" text-anchor="middle">{html.escape(x_label)}'
+             "</text>"]
+    for t in _ticks(y0, y1):
+        parts.append(f'<text x="{PAD_L - 4}" y="{sy(t) + 4:.1f}" font-size="10" text-anchor="end">{t:.3g}</text>'
+                     f'<line x1="{PAD_L}" y1="{sy(t):.1f}" x2="{W - PAD_R}" y2="{sy(t):.1f}" stroke="#eee"/>')
+    for t in _ticks(x0, x1):
+        parts.append(f'<text x="{sx(t):.1f}" y="{H - PAD_B + 14}" font-size="10" text-anchor="middle">{t:.4g}</text>')
+    for i, (name, pts) in enumerate(series.items()):
+        pts = [p for p in pts if all(math.isfinite(v) for v in p)]
+        if not pts:
+            continue
+        colour = PALETTE[i % len(PALETTE)]
+        upper = " ".join(f"{sx(x):.1f},{sy(hi):.1f}" for x, _, _, hi in pts)
+        lower = " ".join(f"{sx(x):.1f},{sy(lo):.1f}" for x, _, lo, _ in reversed(pts))
+        parts.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none"/>')
+        line = " ".join(f"{sx(x):.1f},{sy(m):.1f}" for x, m, _, _ in pts)
+        parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
+                     f"<title>{html.escape(name)}</title></polyline>")
+        parts.append(f'<rect x="{W - PAD_R - 190}" y="{PAD_T + 14 * i}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{W - PAD_R - 176}" y="{PAD_T + 9 + 14 * i}" font-size="10">'
+                     f"{html.escape(name[:34])}</text>")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" '
+            f'aria-label="{html.escape(title)}">{"".join(parts)}</svg>')
+
+
+def aggregate(curves: list[list[tuple[int, float]]], scale: float = 1.0) -> list[tuple[float, float, float, float]]:
+    """Mean and min-max band over seeds at each step logged by every seed; x multiplied by `scale`."""
+    if not curves:
+        return []
+    common = set.intersection(*(set(s for s, _ in c) for c in curves)) if curves else set()
+    by_step = [dict(c) for c in curves]
+    out = []
+    for s in sorted(common):
+        vals = [d[s] for d in by_step]
+        out.append((s * scale, sum(vals) / len(vals), min(vals), max(vals)))
+    return out

@@ -1,0 +1,122 @@
+"""Stability flags: rules over one run's logged curves, each saying what fired and where.
+
+Curves are lists of (step, value). The rules are deliberately simple and documented in the
+report itself (`RULES`), so a reader can check a flag by eye on the plotted curve.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+Curve = list[tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class StabilityConfig:
+    collapse_drop: float = 0.3
+    """Collapse: reward falls this fraction below its best (relative to the best)..."""
+    collapse_tail: float = 0.25
+    """...and stays down over this last fraction of the run."""
+    dead_std: float = 0.02
+    dead_entropy: float = 0.05
+    """Collapse too: reward_std and entropy both below these at the end, with low reward."""
+    low_reward: float = 0.5
+    invalid_surge: float = 0.5
+    """Invalid moves per game rising by this much above the run's first quarter."""
+    format_drop: float = 0.2
+    """Format rate falling this much below its best."""
+    spike_factor: float = 10.0
+    """Divergence: a grad_norm above this many times the run's median."""
+
+
+RULES = {
+    "collapse": "reward ends more than {collapse_drop:.0%} below its best and stays there over the last "
+                "{collapse_tail:.0%} of steps; or reward_std < {dead_std} and entropy < {dead_entropy} at the end "
+                "with reward below {low_reward}",
+    "invalid_surge": "invalid moves per game over the last quarter exceed the first quarter's by {invalid_surge}",
+    "format_loss": "format rate over the last quarter falls {format_drop:.0%} below its best quarter",
+    "divergence": "grad_norm exceeds {spike_factor:g} x its median",
+}
+
+
+@dataclass(frozen=True)
+class Flag:
+    rule: str
+    step: int
+    detail: str
+
+
+def _tail(curve: Curve, fraction: float) -> Curve:
+    n = max(1, round(len(curve) * fraction))
+    return curve[-n:]
+
+
+def _mean(curve: Curve) -> float:
+    return statistics.fmean(v for _, v in curve)
+
+
+def collapse(reward: Curve, reward_std: Curve, entropy: Curve, c: StabilityConfig) -> Flag | None:
+    if len(reward) >= 4:
+        best_step, best = max(reward, key=lambda p: p[1])
+        tail = _tail(reward, c.collapse_tail)
+        if best > 0 and best_step < tail[0][0] and all(v < best * (1 - c.collapse_drop) for _, v in tail):
+            return Flag("collapse", tail[0][0], f"reward {best:.3f} at step {best_step}, then {_mean(tail):.3f} "
+                        f"over the last {len(tail)} logged steps")
+    if reward_std and entropy and reward:
+        s, e, r = reward_std[-1][1], entropy[-1][1], reward[-1][1]
+        if s < c.dead_std and e < c.dead_entropy and r < c.low_reward:
+            return Flag("collapse", reward[-1][0], f"reward_std {s:.3f}, entropy {e:.3f}, reward {r:.3f} at the end")
+    return None
+
+
+def invalid_surge(invalid: Curve, c: StabilityConfig) -> Flag | None:
+    if len(invalid) < 4:
+        return None
+    q = max(1, len(invalid) // 4)
+    first, last = _mean(invalid[:q]), _mean(invalid[-q:])
+    if last - first > c.invalid_surge:
+        return Flag("invalid_surge", invalid[-q][0], f"invalid moves per game {first:.2f} -> {last:.2f}")
+    return None
+
+
+def format_loss(fmt: Curve, c: StabilityConfig) -> Flag | None:
+    if len(fmt) < 4:
+        return None
+    q = max(1, len(fmt) // 4)
+    quarters = [fmt[i : i + q] for i in range(0, len(fmt), q)]
+    best = max(_mean(x) for x in quarters)
+    last = _mean(fmt[-q:])
+    if best - last > c.format_drop:
+        return Flag("format_loss", fmt[-q][0], f"format rate {best:.2f} at best, {last:.2f} at the end")
+    return None
+
+
+def divergence(grad_norm: Curve, c: StabilityConfig) -> Flag | None:
+    if len(grad_norm) < 4:
+        return None
+    median = statistics.median(v for _, v in grad_norm)
+    spikes = [(s, v) for s, v in grad_norm if median > 0 and v > c.spike_factor * median]
+    if spikes:
+        s, v = max(spikes, key=lambda p: p[1])
+        return Flag("divergence", s, f"grad_norm {v:.3g} at step {s} vs median {median:.3g} ({len(spikes)} spikes)")
+    return None
+
+
+def flags(curves: dict[str, Curve], c: StabilityConfig | None = None) -> list[Flag]:
+    """All rules over one run's curves (`train/reward`, `train/reward_std`, `train/entropy`,
+    `train/game/invalid_per_game`, `train/game/format_rate`, `train/grad_norm`)."""
+    c = c or StabilityConfig()
+    found = [
+        collapse(curves.get("train/reward", []), curves.get("train/reward_std", []),
+                 curves.get("train/entropy", []), c),
+        invalid_surge(curves.get("train/game/invalid_per_game", []), c),
+        format_loss(curves.get("train/game/format_rate", []), c),
+        divergence(curves.get("train/grad_norm", []), c),
+    ]
+    return [f for f in found if f is not None]
+
+
+def rules_text(c: StabilityConfig | None = None) -> dict[str, str]:
+    c = c or StabilityConfig()
+    return {k: v.format(**c.__dict__) for k, v in RULES.items()}
