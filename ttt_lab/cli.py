@@ -172,6 +172,31 @@ def report_(
     _run(body)
 
 
+@app.command("reproduce")
+def reproduce_(
+    run_id: Annotated[str, typer.Argument(help="The MLflow run id of a `ttt-lab train` or sweep trial run.",
+                                          show_default=False)],
+    steps: Annotated[int | None, typer.Option("--steps", help="Only the first N training steps; compares the "
+                                              "train/ metrics logged up to there.")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Config overrides for where the store "
+                                                        "is, e.g. --set tracking=server.")] = None,
+) -> None:
+    """Re-run a logged run from its own resolved config in runs/reproduce/RUN_ID and compare its numbers
+    with the logged ones; exits 1 and prints the differences when they are not identical.
+
+    Example: `ttt-lab reproduce 3f2a… --steps 5`
+    """
+
+    def body() -> int:
+        from ttt_lab.commands.reproduce import run_reproduce
+
+        return run_reproduce(run_id, steps, _console(), overrides)
+
+    code = _run(body)
+    if code:
+        raise typer.Exit(code)
+
+
 @app.command("train")
 def train_(
     overrides: Overrides = None,

@@ -141,3 +141,21 @@ def config_hash(tree: dict[str, Any]) -> str:
 
 def defaults_tree() -> dict[str, Any]:
     return load([]).tree
+
+
+def from_tree(tree: dict[str, Any], overrides: list[str] | None = None) -> Loaded:
+    """A config exactly as logged (the resolved tree of an earlier run), typed and validated
+    against today's schema, but with none of today's defaults filled in over it."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    _register()
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(Config), OmegaConf.create(tree))
+        cfg = OmegaConf.to_object(merged)
+        full = OmegaConf.to_container(merged, resolve=True)
+    except OmegaConfBaseException as e:
+        raise ConfigError(f"the logged configuration does not fit this version's schema: {_explain(e)}") from e
+    assert isinstance(cfg, Config)
+    validate(cfg)
+    return Loaded(cfg, full, list(overrides or []), list(overrides or []))  # type: ignore[arg-type]

@@ -86,6 +86,11 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
             "ttt.worker": f"{socket.gethostname()}:{os.getpid()}"}
         run = TrackedRun(store, spec.name, name=f"trial-{trial.number}", tags=tags, parent_run_id=parent_run_id)
         run.log_params(flatten(loaded.tree))
+        from ttt_lab.train.common import torch_threads
+        from ttt_lab.train.pipeline import log_config
+
+        torch_threads()
+        log_config(run, loaded)
         trial.set_user_attr("mlflow_run_id", run.run_id)
 
         def on_eval(step: int, summaries: list) -> None:

@@ -258,3 +258,22 @@ def find_parent(store: Store, study_or_run: str):
 
 def experiment_name(store: Store, experiment_id: str) -> str:
     return store.client.get_experiment(experiment_id).name
+
+
+def get_run(store: Store, run_id: str):
+    try:
+        return store.client.get_run(run_id)
+    except mlflow.exceptions.MlflowException:
+        return None
+
+
+def read_text_artifact(store: Store, run_id: str, path: str) -> str | None:
+    """A small text artifact of a run, or None when the run has none by that name."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            local = store.client.download_artifacts(run_id, path, d)
+        except (mlflow.exceptions.MlflowException, OSError):
+            return None
+        return Path(local).read_text()

@@ -64,8 +64,18 @@ def _open_run(loaded: Loaded, folder: Path):
                                                             "ttt.overrides": " ".join(loaded.overrides)}
     run = TrackedRun(store, cfg.tracking.experiment, name=f"train-{loaded.config_hash[:6]}", tags=tags)
     run.log_params(flatten(loaded.tree))
+    log_config(run, loaded)
     marker.write_text(run.run_id)
     return run
+
+
+def log_config(run, loaded: Loaded) -> None:
+    """The resolved config (what `ttt-lab reproduce` re-runs) and the torch threads used."""
+    import torch
+    from omegaconf import OmegaConf
+
+    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
+    run.set_tags({"ttt.torch_threads": str(torch.get_num_threads())})
 
 
 def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval") -> None:

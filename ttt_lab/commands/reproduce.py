@@ -1,0 +1,26 @@
+"""`ttt-lab reproduce`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+
+def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: list[str] | None = None) -> int:
+    from ttt_lab.report.reproduce import reproduce
+
+    result = reproduce(run_id, console, steps, overrides)
+    what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"
+    bad = result.mismatches
+    if not bad:
+        console.print(f"[green]reproduced:[/] {len(result.rows)} {what} of run {run_id} are identical.",
+                      highlight=False)
+        return 0
+    table = Table(title=f"{len(bad)} of {len(result.rows)} {what} differ", title_justify="left")
+    for col in ("metric", "step", "logged", "reproduced", "difference"):
+        table.add_column(col)
+    for key, step, old, new in bad:
+        diff = "-" if old is None or new is None else f"{new - old:+.6g}"
+        table.add_row(key, "final" if step < 0 else str(step), str(old), str(new), diff)
+    console.print(table)
+    return 1

@@ -1,0 +1,128 @@
+"""`ttt-lab reproduce RUN_ID`: train again from the run's logged resolved config (not today's
+defaults) in a scratch folder, and compare the numbers with the logged ones.
+
+Determinism on CPU needs the same code, packages and torch thread count (the run's
+`ttt.torch_threads` tag is reused): then the tiny model, the SFT data, the rollouts (seeded
+generators, per-turn opponent seeds) and the updates repeat bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from ttt_lab.errors import TttLabError
+
+
+@dataclass
+class Comparison:
+    rows: list[tuple[str, int, float | None, float | None]] = field(default_factory=list)
+    """(metric, step, logged, reproduced) for every compared point."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def mismatches(self) -> list[tuple[str, int, float | None, float | None]]:
+        return [r for r in self.rows if r[2] != r[3]]
+
+
+def _warnings(tags: dict[str, str]) -> list[str]:
+    from ttt_lab.tracking.provenance import _git, git_state
+
+    out = []
+    commit = tags.get("mlflow.source.git.commit", "")
+    if tags.get("ttt.git_dirty") == "true":
+        out.append("the run was made from a tree with uncommitted changes: its exact code is not recorded")
+    head, dirty = git_state()
+    if commit and commit != head:
+        known = _git("cat-file", "-e", f"{commit}^{{commit}}") is not None
+        out.append(f"the run was made at commit {commit[:12]}, this tree is at {head[:12]}"
+                   + ("" if known else " (that commit is not in this repository)"))
+    if dirty:
+        out.append("this tree has uncommitted changes")
+    return out
+
+
+def logged_config(store, run) -> dict:
+    import yaml
+
+    from ttt_lab.tracking.store import read_text_artifact
+
+    text = read_text_artifact(store, run.info.run_id, "config.yaml")
+    if text is None:
+        raise TttLabError(f"Run {run.info.run_id} has no logged config.yaml artifact, so it cannot be re-run from "
+                          "its own config. Runs made by `ttt-lab train` or `ttt-lab sweep` log one.")
+    return yaml.safe_load(text)
+
+
+def scratch_tree(tree: dict, scratch: Path, steps: int | None) -> dict:
+    tree = dict(tree)
+    tree["home"] = str(scratch)
+    tree["tracking"] = dict(tree["tracking"], enabled=True, uri=f"sqlite:///{scratch}/mlflow.db",
+                            artifacts=str(scratch / "mlartifacts"), experiment="reproduce")
+    if steps is not None:
+        budget = tree["train"].get("budget_games")
+        left, phases = steps, []
+        for p in tree["train"]["phases"]:
+            n = max(1, budget // p["batch_size"]) if budget else p["steps"]
+            if left <= 0:
+                break
+            phases.append(dict(p, steps=min(n, left)))
+            left -= min(n, left)
+        tree["train"] = dict(tree["train"], budget_games=None, phases=phases)
+    return tree
+
+
+def _bookkeeping(key: str) -> bool:
+    """Wall-clock timings, and the epoch (a fraction of the run's planned steps), are not results."""
+    return key == "train/epoch" or key.endswith(("_time", "runtime", "_per_second"))
+
+
+def compare(store, run, again_store, again_id: str, steps: int | None) -> Comparison:
+    from ttt_lab.tracking.store import get_run, metric_history
+
+    out = Comparison()
+    if steps is None:
+        new = get_run(again_store, again_id).data.metrics
+        for key, value in sorted(run.data.metrics.items()):
+            if key.startswith(("eval/", "eval_sft/")):
+                out.rows.append((key, -1, value, new.get(key)))
+        return out
+    keys = [k for k in run.data.metrics if k.startswith("train/") and not _bookkeeping(k)]
+    for key in sorted(keys):
+        old = dict(p for p in metric_history(store, run.info.run_id, key) if p[0] <= steps)
+        new = dict(metric_history(again_store, again_id, key))
+        out.rows += [(key, s, v, new.get(s)) for s, v in sorted(old.items())]
+    return out
+
+
+def reproduce(run_id: str, console: Console, steps: int | None = None, overrides: list[str] | None = None
+              ) -> Comparison:
+    from ttt_lab.config.load import from_tree, load
+    from ttt_lab.tracking.store import get_run, open_store
+    from ttt_lab.train.pipeline import train
+
+    cfg = load(overrides or []).cfg
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    run = get_run(store, run_id)
+    if run is None:
+        raise TttLabError(f"No run {run_id} in the tracking store ({cfg.tracking.uri}). `ttt-lab runs list` shows "
+                          "runs; a study's trial runs are listed in its report's Reproduce section.")
+    tree = logged_config(store, run)
+    scratch = Path(cfg.home) / "reproduce" / run_id
+    shutil.rmtree(scratch, ignore_errors=True)
+    threads = run.data.tags.get("ttt.torch_threads")
+    if threads:
+        os.environ["TTT_LAB_TORCH_THREADS"] = threads
+    loaded = from_tree(scratch_tree(tree, scratch, steps), run.data.tags.get("ttt.overrides", "").split())
+    warnings = _warnings(run.data.tags)
+    for w in warnings:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    outcome = train(loaded, console, fresh=True)
+    again = open_store(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
+    result = compare(store, run, again, outcome.run_id, steps)
+    result.warnings = warnings
+    return result
