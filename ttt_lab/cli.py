@@ -157,6 +157,8 @@ def report_(
     out: Annotated[str | None, typer.Option("--out", help="Folder (default runs/reports/STUDY).")] = None,
     overrides: Annotated[list[str] | None, typer.Option("--set", help="Config overrides for where the store "
                                                         "is, e.g. --set tracking=server.")] = None,
+    compare: Annotated[str | None, typer.Option("--compare", help="A second study: both side by side, with "
+                                                "their config differences.")] = None,
 ) -> None:
     """Write a study's report: index.html (self-contained) and report.md with results per condition,
     learning curves, stability flags, audits and how to reproduce every number.
@@ -167,7 +169,7 @@ def report_(
     def body() -> None:
         from ttt_lab.commands.report import report
 
-        report(study, out, _console(), overrides)
+        report(study, out, _console(), overrides, compare)
 
     _run(body)
 

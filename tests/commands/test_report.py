@@ -37,6 +37,9 @@ def test_report_of_a_real_sweep_matches_the_store(home: Path, swept: str) -> Non
             assert r.data.tags["ttt.config_hash"] in page
     md = (home / "reports" / swept / "report.md").read_text()
     assert "## Results" in md and "](figures/" in md
+    cli("report", swept, "--compare", swept)
+    both = (home / "reports" / f"{swept}-vs-{swept}" / "index.html").read_text()
+    assert "Config differences" in both and "No difference." in both
 
 
 def test_bad_report_requests_are_clear(home: Path) -> None:

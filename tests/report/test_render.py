@@ -62,3 +62,22 @@ def test_band_chart_draws_one_line_and_band_per_series():
     svg = band_chart("t", {"a": agg, "b": agg}, "games")
     assert svg.count("<polyline") == 2 and svg.count("<polygon") == 2
     assert "no data" in band_chart("t", {"a": []}, "x")
+
+
+def test_compare_puts_two_studies_side_by_side_with_their_config_differences():
+    from dataclasses import replace
+
+    from ttt_lab.report.render import build_compare
+
+    a = study()
+    b = study()
+    b.name = "bs2"
+    b.trials = [replace(t, params={"seed": str(t.seed), "env.think": "off"}) for t in b.trials]
+    a.trials = [replace(t, params={"seed": str(t.seed), "env.think": "required"}) for t in a.trials]
+    report = build_compare(a, b)
+    titles = [s.title for s in report.sections]
+    assert titles[:3] == ["A: Study 'bs'", "B: Study 'bs2'", "Config differences"]
+    diff = report.sections[2].markdown
+    assert "| env.think | required | off |" in diff and "| seed |" not in diff
+    results = next(s for s in report.sections if s.title == "Results").markdown
+    assert "bs: batch_size=64" in results and "bs2: batch_size=128" in results

@@ -7,15 +7,24 @@ from pathlib import Path
 from rich.console import Console
 
 
-def report(study: str, out: str | None, console: Console, overrides: list[str] | None = None) -> Path:
+def report(study: str, out: str | None, console: Console, overrides: list[str] | None = None,
+           compare: str | None = None) -> Path:
     from ttt_lab.config.load import load
     from ttt_lab.report.collect import collect
-    from ttt_lab.report.render import build, write
+    from ttt_lab.report.render import build, build_compare, write
     from ttt_lab.tracking.store import open_store
 
     cfg = load(overrides or []).cfg
     store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
     data = collect(store, study)
+    if compare is not None:
+        other = collect(store, compare)
+        built = build_compare(data, other)
+        folder = Path(out) if out else Path(cfg.home) / "reports" / f"{data.name}-vs-{other.name}"
+        paths = write(built, folder)
+        console.print(f"comparison of '{data.name}' and '{other.name}': wrote {paths[0]} and {paths[1]}",
+                      highlight=False)
+        return paths[0]
     built = build(data)
     folder = Path(out) if out else Path(cfg.home) / "reports" / data.name
     paths = write(built, folder)

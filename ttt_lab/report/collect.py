@@ -38,6 +38,7 @@ class Trial:
     metrics: dict[str, float]
     tags: dict[str, str]
     curves: dict[str, Curve] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -81,7 +82,8 @@ def trial_from_run(run, with_curves: bool, store) -> Trial:
     overrides = tags.get("ttt.trial_overrides", "").split()
     t = Trial(run.info.run_id, _int(tags.get("ttt.trial"), -1), run.info.status, tags.get("optuna.state", "?"),
               overrides, condition_of(overrides), _int(params.get("seed")),
-              _int(params.get("train.phases.0.batch_size"), 1), dict(run.data.metrics), dict(tags))
+              _int(params.get("train.phases.0.batch_size"), 1), dict(run.data.metrics), dict(tags),
+              params=dict(params))
     if with_curves:
         t.curves = {k: metric_history(store, t.run_id, k) for k in CURVES}
     return t

@@ -184,6 +184,36 @@ def build(study: Study, with_audits: bool = True) -> Report:
     return report
 
 
+def config_diff(a: Study, b: Study) -> Section:
+    """Keys whose values differ between the two studies' first finished trials (their full configs)."""
+    pa = next(t for t in a.trials if t.finished).params
+    pb = next(t for t in b.trials if t.finished).params
+    skip = ("home", "tracking.")
+    rows = [[k, pa.get(k, "-"), pb.get(k, "-")] for k in sorted(set(pa) | set(pb))
+            if pa.get(k) != pb.get(k) and not k.startswith(skip)]
+    h, md = _table(["key", a.name, b.name], rows) if rows else ("<p>No difference.</p>", "No difference.\n")
+    note = "Full configs of each study's first finished trial (trial-level overrides included)."
+    return Section("Config differences", f"<p>{note}</p>{h}", f"{note}\n\n{md}")
+
+
+def build_compare(a: Study, b: Study) -> Report:
+    """Two studies side by side: both headers, one results table, their curves, config differences."""
+    merged = Study(f"{a.name} vs {b.name}", a.parent_id, a.tags, a.start_time,
+                   [_prefixed(t, a.name) for t in a.trials] + [_prefixed(t, b.name) for t in b.trials],
+                   a.problems + b.problems)
+    report = Report(merged)
+    ha, hb = header(a), header(b)
+    report.sections = [Section(f"A: {ha.title}", ha.html, ha.markdown), Section(f"B: {hb.title}", hb.html, hb.markdown),
+                       config_diff(a, b), results(merged), curves(report), stability(merged)]
+    return report
+
+
+def _prefixed(t: Trial, name: str) -> Trial:
+    import dataclasses
+
+    return dataclasses.replace(t, condition=f"{name}: {t.condition}")
+
+
 CSS = ("body{font-family:sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse;margin:.5em 0}"
        "td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;font-size:13px}figure{display:inline-block;"
        "margin:.4em}.partial{color:#9a6700}")
