@@ -27,13 +27,14 @@ test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
 
 run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study (about 10 min on 2 cores)
-	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml
+	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
 bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_audit.py
 	$(PY) benchmarks/bench_sweep.py
+	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_train.py
 
 lint: $(STAMP)  ## ruff

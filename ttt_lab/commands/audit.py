@@ -23,7 +23,7 @@ def opponent_audit(loaded: Loaded) -> Audit:
     return audit_opponent(cfg.opponent, opponent_factory(cfg.opponent), cfg.audit.opponent, cfg.audit.seed)
 
 
-def dataset_sources(loaded: Loaded, file: Path | None) -> list:
+def dataset_sources(loaded: Loaded, file: Path | None, trainer_order: bool = True) -> list:
     from ttt_lab.audit.dataset import DatasetSource, read_saved
     from ttt_lab.env.dataset import make_dataset
     from ttt_lab.game.seeding import derive_seed
@@ -40,15 +40,17 @@ def dataset_sources(loaded: Loaded, file: Path | None) -> list:
         ds = phase_dataset_config(cfg, phase, phase_steps(cfg, phase))
         examples = make_dataset(ds, derive_seed(cfg.seed, PHASE_SALT + i))
         passes = phase.batch_size // micro_batch(phase.batch_size, cfg.train.micro_batch_size)
-        out.append(DatasetSource(f"phase {i} ({phase.name})", examples, ds, phase.num_generations, cfg.seed,
-                                 passes))
+        out.append(DatasetSource(f"phase {i} ({phase.name})", examples, ds,
+                                 phase.num_generations if trainer_order else None, cfg.seed, passes))
     return out
 
 
-def dataset_audit(loaded: Loaded, file: Path | None) -> Audit:
+def dataset_audit(loaded: Loaded, file: Path | None, trainer_order: bool = True) -> Audit:
+    """`trainer_order=False` skips replaying TRL's sampler (and importing TRL, seconds)."""
     from ttt_lab.audit.dataset import audit_dataset
 
-    audits = [audit_dataset(src, loaded.cfg.audit.dataset) for src in dataset_sources(loaded, file)]
+    sources = dataset_sources(loaded, file, trainer_order)
+    audits = [audit_dataset(src, loaded.cfg.audit.dataset) for src in sources]
     if len(audits) == 1:
         return audits[0]
     merged = Audit("dataset", "; ".join(a.subject for a in audits), seconds=sum(a.seconds for a in audits))

@@ -168,11 +168,14 @@ def audits(study: Study) -> Section:
     overrides = study.tags.get("ttt.overrides", "").split()
     try:
         loaded = load(overrides)
-        done = [opponent_audit(loaded), dataset_audit(loaded, None)]
+        done = [opponent_audit(loaded), dataset_audit(loaded, None, trainer_order=False)]
     except Exception as e:  # the audits are extra: the report stands without them
         return Section("Audits", f"<p>Audits could not run: {html.escape(str(e))}</p>", f"Audits could not run: {e}\n")
-    return Section("Audits of the study's opponent and dataset", "".join(html_section(a) for a in done),
-                   "\n".join(markdown(a) for a in done))
+    note = ("Computed from the study's fixed config. The dataset's batch order is checked against the examples' "
+            "own order here; `ttt-lab audit dataset` also replays TRL's sampler.")
+    return Section("Audits of the study's opponent and dataset",
+                   f"<p>{note}</p>" + "".join(html_section(a) for a in done),
+                   note + "\n\n" + "\n".join(markdown(a) for a in done))
 
 
 def build(study: Study, with_audits: bool = True) -> Report:
