@@ -58,3 +58,15 @@ def test_partial_report_when_a_trial_failed(home: Path) -> None:
     assert "PARTIAL" in out.stdout
     page = (home / "reports" / from_args(args).name / "index.html").read_text()
     assert "Partial report: trial 0" in page
+
+
+def test_policy_audits_of_final_checkpoints_appear_in_the_report(home: Path, swept: str) -> None:
+    _, children = split_runs(home, swept)
+    trial = children[0]
+    checkpoint = trial.data.tags["ttt.checkpoint"]
+    cli("audit", "policy", "experiment=smoke", "player=hf", f"model.path={checkpoint}", "audit.policy.games=2",
+        check=False)
+    cli("report", swept)
+    page = (home / "reports" / swept / "index.html").read_text()
+    assert "Final policies (memorisation probe)" in page
+    assert trial.data.tags["ttt.trial_overrides"].replace(" seed=0", "").replace(" seed=1", "") in page

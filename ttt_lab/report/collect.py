@@ -54,6 +54,8 @@ class Study:
     trials: list[Trial]
     problems: list[str] = field(default_factory=list)
     """Why the report is partial (missing metrics, unfinished trials)."""
+    policy_audits: dict[str, dict] = field(default_factory=dict)
+    """Trial run id -> the `audit.json` of a policy audit of that trial's final checkpoint."""
 
     def conditions(self) -> dict[str, list[Trial]]:
         out: dict[str, list[Trial]] = {}
@@ -106,6 +108,7 @@ def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
         raise ReportError(f"The study '{name}' has no finished trial yet ({len(trials)} trial runs: "
                           f"{', '.join(sorted({t.state for t in trials})) or 'none'}). Run `ttt-lab sweep` for it "
                           "first; the report needs at least one finished trial.")
+    study.policy_audits = policy_audits(store, finished)
     for t in trials:
         if not t.finished:
             study.problems.append(f"trial {t.number} ({' '.join(t.overrides)}) is {t.state.lower()}: left out")
@@ -114,6 +117,26 @@ def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
             if missing:
                 study.problems.append(f"trial {t.number} lacks {', '.join(missing)}")
     return study
+
+
+def policy_audits(store, trials: list[Trial]) -> dict[str, dict]:
+    """Policy audits someone ran on the trials' final checkpoints (`ttt-lab audit policy player=hf
+    model.path=CHECKPOINT`), found by the checkpoint path; the latest one per trial."""
+    import json
+
+    from ttt_lab.tracking.store import read_text_artifact, search_all
+
+    out: dict[str, dict] = {}
+    by_checkpoint = {t.tags["ttt.checkpoint"]: t for t in trials if t.tags.get("ttt.checkpoint")}
+    if not by_checkpoint:
+        return out
+    runs = search_all(store, "tags.`ttt.audit` = 'policy'")
+    for run in sorted(runs, key=lambda r: r.info.start_time):
+        trial = by_checkpoint.get(run.data.params.get("model.path", ""))
+        text = read_text_artifact(store, run.info.run_id, "audit/audit.json") if trial else None
+        if trial and text:
+            out[trial.run_id] = json.loads(text)
+    return out
 
 
 def values(trials: list[Trial], key: str) -> list[float]:

@@ -171,11 +171,32 @@ def audits(study: Study) -> Section:
         done = [opponent_audit(loaded), dataset_audit(loaded, None, trainer_order=False)]
     except Exception as e:  # the audits are extra: the report stands without them
         return Section("Audits", f"<p>Audits could not run: {html.escape(str(e))}</p>", f"Audits could not run: {e}\n")
+    policy = policy_section(study)
     note = ("Computed from the study's fixed config. The dataset's batch order is checked against the examples' "
             "own order here; `ttt-lab audit dataset` also replays TRL's sampler.")
     return Section("Audits of the study's opponent and dataset",
-                   f"<p>{note}</p>" + "".join(html_section(a) for a in done),
-                   note + "\n\n" + "\n".join(markdown(a) for a in done))
+                   f"<p>{note}</p>" + "".join(html_section(a) for a in done) + policy.html,
+                   note + "\n\n" + "\n".join(markdown(a) for a in done) + "\n" + policy.markdown)
+
+
+def policy_section(study: Study) -> Section:
+    """The final policies' memorisation probes, where someone ran them."""
+    by_id = {t.run_id: t for t in study.trials}
+    rows = []
+    for run_id, audit in study.policy_audits.items():
+        t = by_id[run_id]
+        checks = {c["name"]: c for c in audit["checks"]}
+        gap = checks.get("memorisation.gap", {})
+        rows.append([t.condition, str(t.seed), audit["status"], f"{gap.get('value', float('nan')):.3f}",
+                     gap.get("detail", ""), f"{checks.get('fork_allowed_rate', {}).get('value', float('nan')):.3f}"])
+    if not rows:
+        text = ("No policy audit of the final checkpoints yet: `ttt-lab audit policy player=hf "
+                "model.path=CHECKPOINT` (the checkpoint is each trial run's `ttt.checkpoint` tag) adds one here.")
+        return Section("Policies", f"<h3>Final policies</h3><p>{html.escape(text)}</p>",
+                       f"### Final policies\n\n{text}\n")
+    h, md = _table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"], rows)
+    return Section("Policies", f"<h3>Final policies (memorisation probe)</h3>{h}",
+                   f"### Final policies (memorisation probe)\n\n{md}")
 
 
 def build(study: Study, with_audits: bool = True) -> Report:

@@ -277,3 +277,9 @@ def read_text_artifact(store: Store, run_id: str, path: str) -> str | None:
         except (mlflow.exceptions.MlflowException, OSError):
             return None
         return Path(local).read_text()
+
+
+def search_all(store: Store, filter_string: str) -> list:
+    """Runs of every experiment matching an MLflow filter string."""
+    ids = [e.experiment_id for e in store.client.search_experiments()]
+    return store.client.search_runs(ids, filter_string, max_results=5000) if ids else []
