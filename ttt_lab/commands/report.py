@@ -19,13 +19,13 @@ def report(study: str, out: str | None, console: Console, overrides: list[str] |
     data = collect(store, study)
     if compare is not None:
         other = collect(store, compare)
-        built = build_compare(data, other)
+        built = build_compare(data, other, cfg.report.stability)
         folder = Path(out) if out else Path(cfg.home) / "reports" / f"{data.name}-vs-{other.name}"
         paths = write(built, folder)
         console.print(f"comparison of '{data.name}' and '{other.name}': wrote {paths[0]} and {paths[1]}",
                       highlight=False)
         return paths[0]
-    built = build(data)
+    built = build(data, c=cfg.report.stability)
     folder = Path(out) if out else Path(cfg.home) / "reports" / data.name
     paths = write(built, folder)
     conds = data.conditions()

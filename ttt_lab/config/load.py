@@ -14,7 +14,7 @@ from ttt_lab.config import overrides as ov
 from ttt_lab.config.schema import Config, validate
 from ttt_lab.errors import TttLabError
 
-HASH_EXCLUDED = ("tracking", "home", "audit")
+HASH_EXCLUDED = ("tracking", "home", "audit", "report")
 
 
 class ConfigError(TttLabError):

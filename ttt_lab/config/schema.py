@@ -226,6 +226,31 @@ class PolicyAuditConfig:
 
 
 @dataclass
+class StabilityConfig:
+    """Thresholds of the report's stability flags (see ttt_lab/report/stability.py)."""
+
+    collapse_drop: float = 0.3
+    """Collapse: reward falls this fraction below its best (relative to the best)..."""
+    collapse_tail: float = 0.25
+    """...and stays down over this last fraction of the run."""
+    dead_std: float = 0.02
+    dead_entropy: float = 0.05
+    """Collapse too: reward_std and entropy both below these at the end, with low reward."""
+    low_reward: float = 0.5
+    invalid_surge: float = 0.5
+    """Invalid moves per game rising by this much above the run's first quarter."""
+    format_drop: float = 0.2
+    """Format rate falling this much below its best."""
+    spike_factor: float = 10.0
+    """Divergence: a grad_norm above this many times the run's median."""
+
+
+@dataclass
+class ReportConfig:
+    stability: StabilityConfig = field(default_factory=StabilityConfig)
+
+
+@dataclass
 class AuditConfig:
     seed: int = 0
     out: str = "${home}/audits"
@@ -247,6 +272,7 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
 
 
 def _validate_phase(p: PhaseConfig, at: str) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.report import figures
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, spec_of, values
@@ -127,14 +128,14 @@ def curves(report: Report) -> Section:
     return Section("Learning curves", f"<p>{note}</p>" + "".join(parts_h), note + "\n\n" + "\n".join(parts_md))
 
 
-def stability(study: Study) -> Section:
+def stability(study: Study, c: StabilityConfig | None = None) -> Section:
     rows = []
     for t in study.trials:
-        for f in flags(t.curves):
+        for f in flags(t.curves, c):
             rows.append([str(t.number), " ".join(t.overrides), f.rule, str(f.step), f.detail])
     h, md = _table(["trial", "overrides", "flag", "step", "what fired"], rows) if rows else \
         ("<p>No run tripped a stability rule.</p>", "No run tripped a stability rule.\n")
-    rh, rmd = _table(["rule", "fires when"], [[k, v] for k, v in rules_text().items()])
+    rh, rmd = _table(["rule", "fires when"], [[k, v] for k, v in rules_text(c).items()])
     return Section("Stability flags", h + "<p>Rules:</p>" + rh, md + "\nRules:\n\n" + rmd)
 
 
@@ -199,9 +200,9 @@ def policy_section(study: Study) -> Section:
                    f"### Final policies (memorisation probe)\n\n{md}")
 
 
-def build(study: Study, with_audits: bool = True) -> Report:
+def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None) -> Report:
     report = Report(study)
-    report.sections = [header(study), results(study), curves(report), stability(study)]
+    report.sections = [header(study), results(study), curves(report), stability(study, c)]
     if with_audits:
         report.sections.append(audits(study))
     report.sections.append(reproduce(study))
@@ -220,7 +221,7 @@ def config_diff(a: Study, b: Study) -> Section:
     return Section("Config differences", f"<p>{note}</p>{h}", f"{note}\n\n{md}")
 
 
-def build_compare(a: Study, b: Study) -> Report:
+def build_compare(a: Study, b: Study, c: StabilityConfig | None = None) -> Report:
     """Two studies side by side: both headers, one results table, their curves, config differences."""
     merged = Study(f"{a.name} vs {b.name}", a.parent_id, a.tags, a.start_time,
                    [_prefixed(t, a.name) for t in a.trials] + [_prefixed(t, b.name) for t in b.trials],
@@ -228,7 +229,7 @@ def build_compare(a: Study, b: Study) -> Report:
     report = Report(merged)
     ha, hb = header(a), header(b)
     report.sections = [Section(f"A: {ha.title}", ha.html, ha.markdown), Section(f"B: {hb.title}", hb.html, hb.markdown),
-                       config_diff(a, b), results(merged), curves(report), stability(merged)]
+                       config_diff(a, b), results(merged), curves(report), stability(merged, c)]
     return report
 
 

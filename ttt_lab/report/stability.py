@@ -7,27 +7,11 @@ report itself (`RULES`), so a reader can check a flag by eye on the plotted curv
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+from ttt_lab.config.schema import StabilityConfig
 
 Curve = list[tuple[int, float]]
-
-
-@dataclass(frozen=True)
-class StabilityConfig:
-    collapse_drop: float = 0.3
-    """Collapse: reward falls this fraction below its best (relative to the best)..."""
-    collapse_tail: float = 0.25
-    """...and stays down over this last fraction of the run."""
-    dead_std: float = 0.02
-    dead_entropy: float = 0.05
-    """Collapse too: reward_std and entropy both below these at the end, with low reward."""
-    low_reward: float = 0.5
-    invalid_surge: float = 0.5
-    """Invalid moves per game rising by this much above the run's first quarter."""
-    format_drop: float = 0.2
-    """Format rate falling this much below its best."""
-    spike_factor: float = 10.0
-    """Divergence: a grad_norm above this many times the run's median."""
 
 
 RULES = {
@@ -119,4 +103,4 @@ def flags(curves: dict[str, Curve], c: StabilityConfig | None = None) -> list[Fl
 
 def rules_text(c: StabilityConfig | None = None) -> dict[str, str]:
     c = c or StabilityConfig()
-    return {k: v.format(**c.__dict__) for k, v in RULES.items()}
+    return {k: v.format(**asdict(c)) for k, v in RULES.items()}
