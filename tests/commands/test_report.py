@@ -10,13 +10,32 @@ from ttt_lab.studies.spec import from_args
 ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1"]
 
 
-@pytest.fixture
-def swept(home: Path) -> str:
+@pytest.fixture(scope="module")
+def swept_home(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> Path:
+    """One real sweep shared by this module's tests (a sweep costs ~20 s)."""
+    import os
+    import shutil
+
+    h = tmp_path_factory.mktemp("report") / "runs"
+    shutil.copytree(shared_home, h)
+    old = os.environ.get("TTT_LAB_HOME")
+    os.environ["TTT_LAB_HOME"] = str(h)
     cli("sweep", *ARGS)
+    yield h
+    if old is None:
+        os.environ.pop("TTT_LAB_HOME", None)
+    else:
+        os.environ["TTT_LAB_HOME"] = old
+
+
+@pytest.fixture
+def swept(swept_home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("TTT_LAB_HOME", str(swept_home))
     return from_args(ARGS).name
 
 
-def test_report_of_a_real_sweep_matches_the_store(home: Path, swept: str) -> None:
+def test_report_of_a_real_sweep_matches_the_store(swept_home: Path, swept: str) -> None:
+    home = swept_home
     out = cli("report", swept)
     index = home / "reports" / swept / "index.html"
     assert str(index) in out.stdout
@@ -56,7 +75,8 @@ def test_partial_report_when_a_trial_failed(home: Path) -> None:
     assert "Partial report: trial 0" in page
 
 
-def test_policy_audits_of_final_checkpoints_appear_in_the_report(home: Path, swept: str) -> None:
+def test_policy_audits_of_final_checkpoints_appear_in_the_report(swept_home: Path, swept: str) -> None:
+    home = swept_home
     _, children = split_runs(home, swept)
     trial = children[0]
     checkpoint = trial.data.tags["ttt.checkpoint"]

@@ -44,7 +44,11 @@ def test_ui_serves_the_store_and_stops_cleanly(home: Path) -> None:
         assert mlflow_server_pids(port)
     finally:
         os.kill(proc.pid, signal.SIGINT)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired as e:  # chained: an earlier failure in the try block stays visible
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise AssertionError(f"`ttt-lab ui` did not stop within 60 s of Ctrl-C: {proc.stderr.read()}") from e
     deadline = time.monotonic() + 20
     while mlflow_server_pids(port) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -50,14 +50,15 @@ def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path) -> None:
-    args = ["seed=0,1,2", *SMOKE, "steps=3", "batch_size=16"]
+def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_path: Path) -> None:
+    args = ["steps=2,30,3", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
     name = from_args(args).name
     storage = f"sqlite:///{home}/optuna.db"
-    proc = subprocess.Popen([str(BIN), "sweep", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    log = (tmp_path / "sweep.log").open("w")
+    proc = subprocess.Popen([str(BIN), "sweep", *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def second_trial_training() -> bool:
+        assert proc.poll() is None, (tmp_path / "sweep.log").read_text()
         if not (home / "optuna.db").exists():
             return False
         try:
@@ -72,6 +73,7 @@ def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path) -> N
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        log.close()
     killed = study(storage, name).trials[1]
     assert killed.state.name == "RUNNING"
 
