@@ -58,7 +58,14 @@ def stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _interrupt(*_) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
+    # Ctrl-C and SIGTERM stop the server, even when started from a background job that ignores SIGINT.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     cfg = load(overrides).cfg
     if not cfg.tracking.uri.startswith("sqlite:///"):
         raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
