@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, lower, skipped, upper
-from ttt_lab.audit.replay import Replay
+from ttt_lab.audit.replay import Replay, as_cell
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
 from ttt_lab.evaluation.stats import chi2_sf, normalised_entropy
 from ttt_lab.game.opponents import Opponent, TableOpponent
@@ -56,11 +56,7 @@ def sample(opponent: Opponent, seeds: list[int]) -> Sample:
         fast, p = opponent.reply_state, opponent.p_random
         return Sample(states, seeds, [[fast(s, k, p) for k in keys] for s in states])
     reply = opponent.reply
-    return Sample(states, seeds, [[_cell(reply(t.boards[s], seed)) for seed in seeds] for s in states])
-
-
-def _cell(move: object) -> int:
-    return move if isinstance(move, int) and not isinstance(move, bool) and 0 <= move < 9 else -1
+    return Sample(states, seeds, [[as_cell(reply(t.boards[s], seed)) for seed in seeds] for s in states])
 
 
 def tie_sets(scoring: str) -> tuple[tuple[int, ...], ...]:
@@ -166,7 +162,7 @@ def consistency_checks(opponent: Opponent, smp: Sample, cfg: OpponentConfig, p: 
     t = table()
     picks = replay_picks(len(smp.states))
     k = REPLAY_SEEDS
-    again = [[_cell(opponent.reply(t.boards[smp.states[i]], seed)) for seed in smp.seeds[:k]] for i in picks]
+    again = [[as_cell(opponent.reply(t.boards[smp.states[i]], seed)) for seed in smp.seeds[:k]] for i in picks]
     mine = [smp.replies[i][:k] for i in picks]
     same_process = sum(x != y for r1, r2 in zip(again, mine, strict=True) for x, y in zip(r1, r2, strict=True))
     detail = f"{len(again) * k} replies asked twice in this process: {same_process} differ"

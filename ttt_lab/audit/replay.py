@@ -60,11 +60,12 @@ def main() -> None:
     from ttt_lab.config.build import build_opponent
 
     opponent = opponent_factory(cfg)(request["p_random"]) or build_opponent(cfg)
-    out = [[_as_int(opponent.reply(b, s)) for s in request["seeds"]] for b in request["boards"]]
+    out = [[as_cell(opponent.reply(b, s)) for s in request["seeds"]] for b in request["boards"]]
     print(json.dumps(out))
 
 
-def _as_int(move: object) -> int:
+def as_cell(move: object) -> int:
+    """A reply as a cell number, -1 for anything that is not one (both processes read replies alike)."""
     return move if isinstance(move, int) and not isinstance(move, bool) and 0 <= move < 9 else -1
 
 
