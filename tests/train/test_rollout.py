@@ -78,3 +78,29 @@ def test_rollouts_of_one_example_meet_the_same_opponent(noisy_model) -> None:
             board = play(board, cell)
     assert replies
     assert all(len(v) == 1 for v in replies.values())
+
+
+@pytest.mark.parametrize("compact_at", [0.0, 1.0])
+def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, monkeypatch, compact_at) -> None:
+    """Whether finished games leave the batch at once (1.0) or never (0.0), every token the
+    model wrote has the log-probability a plain forward pass over the whole game gives it."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import rollout
+
+    model, tok = AutoModelForCausalLM.from_pretrained(sft_run[0]), AutoTokenizer.from_pretrained(sft_run[0])
+    examples = make_dataset(DatasetConfig(size=16, model_symbol="alternate", p_min=0.0, p_max=1.0), 4)
+    monkeypatch.setattr(rollout, "COMPACT_AT", compact_at)
+    rollouts = play_rollouts(model, tok, examples, EnvConfig(max_model_turns=5), MinimaxOpponent(p_random=0.5),
+                             Sampling(temperature=1.3, max_new_tokens=6), generator=torch.Generator().manual_seed(5))
+    turns = [sum(1 for m in r.record.messages if m["role"] == "assistant") for r in rollouts]
+    assert max(turns) >= 3 and len(set(turns)) > 2, "games of several turns and of different lengths"
+    for r in rollouts:
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([r.prompt_ids + r.completion_ids])).logits[0]
+        logp = torch.log_softmax(logits / 1.3, dim=-1)
+        start = len(r.prompt_ids)
+        wrote = [i for i, m in enumerate(r.env_mask) if m]
+        expected = torch.stack([logp[start + i - 1, r.completion_ids[i]] for i in wrote])
+        torch.testing.assert_close(torch.tensor([r.logprobs[i] for i in wrote]), expected, atol=1e-4, rtol=1e-4)
+        assert all(r.logprobs[i] == 0.0 for i, m in enumerate(r.env_mask) if not m)

@@ -9,17 +9,10 @@ from ttt_lab.config.load import load
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.train.common import TrainError, check_device, check_vllm, load_model, quiet
 
+from .conftest import cfg_for
+
 quiet()
 torch.set_num_threads(1)
-
-SMALL = ["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0",
-         "train.sft.num_games=120",
-         "train.sft.batch_size=16", "batch_size=16", "num_generations=4", "lr=1e-3", "tracking.enabled=false"]
-
-
-def cfg_for(home: Path, *extra: str):
-    return load([*SMALL, f"home={home}", *extra]).cfg
-
 
 def test_trl_still_offers_the_rollout_hook() -> None:
     """We rely on GRPOTrainer's experimental `rollout_func` and its `env_mask` key: fail loudly if they go."""
@@ -28,16 +21,6 @@ def test_trl_still_offers_the_rollout_hook() -> None:
     assert "rollout_func" in inspect.signature(GRPOTrainer.__init__).parameters
     src = inspect.getsource(GRPOTrainer._generate)
     assert 'extra_fields.pop("env_mask"' in src
-
-
-@pytest.fixture(scope="module")
-def sft_run(tiny_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """A briefly warmed-up model: it plays legal moves often enough for rewards to differ."""
-    from ttt_lab.train.sft import run_sft
-
-    home = tmp_path_factory.mktemp("sft")
-    cfg = cfg_for(home, "train.sft.epochs=10", "train.sft.learning_rate=1e-2")
-    return home / "sft", run_sft(cfg, str(tiny_checkpoint), home / "sft")
 
 
 def test_sft_loss_falls(sft_run: tuple[Path, dict]) -> None:

@@ -32,6 +32,9 @@ class Rollout:
     prompt_ids: list[int]
     completion_ids: list[int] = field(default_factory=list)
     env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    """Per completion token: its log-probability under the sampling distribution (the model's
+    logits over the temperature; temperature 1 when greedy), 0.0 for the environment's tokens."""
     record: GameRecord | None = None
 
 
@@ -82,23 +85,25 @@ class ChatTokens:
         return ids
 
 
-class _Batch:
-    """A static KV cache over all games of the call, and its attention mask.
+COMPACT_AT = 0.75
+"""Drop finished games from the batch once at most this share of its rows still plays:
+compacting copies the cache, so it pays only when enough rows go at once."""
 
-    A static cache is written in place, where a dynamic one would copy the whole cache on
-    every decode step. Finished games stay in the batch and are fed masked padding.
+
+class _Batch:
+    """The KV cache of the games still playing, their attention mask and next positions.
+
+    `keep(rows)` drops the rows of finished games, so a turn only computes games in play.
     """
 
     def __init__(self, model, n: int, max_len: int, device: torch.device) -> None:
-        from transformers import StaticCache
-
-        self.cache = StaticCache(config=model.config, max_cache_len=max_len)
+        self.cache = _cache(model.config, max_len)
         self.mask = torch.zeros((n, 0), dtype=torch.long, device=device)
         self.positions = torch.zeros(n, dtype=torch.long, device=device)
         self.device, self.max_len = device, max_len
 
     def feed(self, model, chunks: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
-        """Append one left-padded block of tokens per game; returns the last position's logits."""
+        """Append one left-padded block of tokens per row; returns the last position's logits."""
         width = max(len(c) for c in chunks)
         if self.mask.shape[1] + width > self.max_len:
             raise RuntimeError(f"rollout exceeded its cache of {self.max_len} tokens")
@@ -111,16 +116,41 @@ class _Batch:
         ids, block = ids.to(self.device), block.to(self.device)
         pos = (self.positions[:, None] + torch.cumsum(block, dim=1) - 1).clamp(min=0)
         self.mask = torch.cat([self.mask, block], dim=1)
-        out = model(input_ids=ids, attention_mask=self.mask, position_ids=pos, cache=self.cache, use_cache=True)
+        out = model(input_ids=ids, attention_mask=self.mask, position_ids=pos, cache=self.cache, use_cache=True,
+                    logits_to_keep=1)
         self.positions = self.positions + block.sum(dim=1)
         return out.logits[:, -1, :]
 
+    def keep(self, rows: list[int]) -> None:
+        index = torch.tensor(rows, dtype=torch.long, device=self.device)
+        self.cache.batch_select_indices(index)
+        self.mask, self.positions = self.mask[index], self.positions[index]
 
-def _sample(logits: torch.Tensor, sampling: Sampling, generator: torch.Generator | None) -> torch.Tensor:
+
+def _cache(config, max_len: int):
+    """An in-place `GrowingCache` for plain full-attention decoders (the tiny model, Llama,
+    Qwen); transformers' own `DynamicCache` for anything else (sliding windows, LFM2's
+    convolutions), which is slower but knows every layer type."""
+    from transformers import DynamicCache
+
+    from ttt_lab.train.kv_cache import GrowingCache
+
+    text = config.get_text_config()
+    types = set(getattr(text, "layer_types", None) or ["full_attention"])
+    if types == {"full_attention"} and not getattr(text, "sliding_window", None):
+        return GrowingCache(text.num_hidden_layers, max_len)
+    return DynamicCache(config=config)
+
+
+def _sample(logits: torch.Tensor, sampling: Sampling,
+            generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The next token of each row and its log-probability."""
+    logp = torch.log_softmax(logits.float() / (sampling.temperature if sampling.temperature > 0 else 1.0), dim=-1)
     if sampling.temperature <= 0:
-        return logits.argmax(dim=-1)
-    probs = torch.softmax(logits.float() / sampling.temperature, dim=-1)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        tokens = logits.argmax(dim=-1)
+    else:
+        tokens = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
 
 
 @torch.no_grad()
@@ -146,27 +176,20 @@ def play_rollouts(
     chunks: list[list[int]] = [r.prompt_ids for r in rollouts]
     max_len = max(len(c) for c in chunks) + env.max_model_turns * (sampling.max_new_tokens + chat.max_env_tokens())
     batch = _Batch(model, n, max_len, device)
-    active = set(range(n))
+    rows: list[int | None] = list(range(n))
     was_training = model.training
     model.eval()
     try:
-        while active:
-            logits = batch.feed(model, chunks, chat.pad)
-            replies = _decode_turn(model, batch, logits, active, chat, sampling, generator)
-            chunks = [[] for _ in range(n)]
-            for g in sorted(active):
-                ids = replies[g]
-                ep, ro = episodes[g], rollouts[g]
-                ro.completion_ids += ids
-                ro.env_mask += [1] * len(ids)
-                ep.step(tokenizer.decode(ids, skip_special_tokens=True))
-                if ep.done:
-                    active.discard(g)
-                    continue
-                env_ids = chat.after_reply(ep.messages, bool(ids) and ids[-1] == chat.eos)
-                ro.completion_ids += env_ids
-                ro.env_mask += [0] * len(env_ids)
-                chunks[g] = ids[-1:] + env_ids
+        while any(g is not None for g in rows):
+            logits = batch.feed(model, [chunks[g] if g is not None else [] for g in rows], chat.pad)
+            replies = _decode_turn(model, batch, logits, [g is not None for g in rows], chat, sampling, generator)
+            for r, g in enumerate(rows):
+                if g is not None and not _continue(episodes[g], rollouts[g], replies[r], chunks, g, chat, tokenizer):
+                    rows[r] = None
+            live = [r for r, g in enumerate(rows) if g is not None]
+            if live and len(live) <= len(rows) * COMPACT_AT:
+                batch.keep(live)
+                rows = [rows[r] for r in live]
     finally:
         model.train(was_training)
     for ep, ro in zip(episodes, rollouts, strict=True):
@@ -174,20 +197,41 @@ def play_rollouts(
     return rollouts
 
 
-def _decode_turn(model, batch: _Batch, logits: torch.Tensor, active: set[int], chat: ChatTokens,
-                 sampling: Sampling, generator: torch.Generator | None) -> list[list[int]]:
-    """One reply per active game; the last token of each is left unfed (it starts the next chunk)."""
+def _continue(ep: Episode, ro: Rollout, reply: tuple[list[int], list[float]], chunks: list[list[int]], g: int,
+              chat: ChatTokens, tokenizer) -> bool:
+    """Record game `g`'s reply and play it; False when the game is over, else its next chunk
+    (the reply's unfed last token and the environment's answer) goes to `chunks[g]`."""
+    ids, logprobs = reply
+    ro.completion_ids += ids
+    ro.env_mask += [1] * len(ids)
+    ro.logprobs += logprobs
+    ep.step(tokenizer.decode(ids, skip_special_tokens=True))
+    if ep.done:
+        return False
+    env_ids = chat.after_reply(ep.messages, bool(ids) and ids[-1] == chat.eos)
+    ro.completion_ids += env_ids
+    ro.env_mask += [0] * len(env_ids)
+    ro.logprobs += [0.0] * len(env_ids)
+    chunks[g] = ids[-1:] + env_ids
+    return True
+
+
+def _decode_turn(model, batch: _Batch, logits: torch.Tensor, live: list[bool], chat: ChatTokens,
+                 sampling: Sampling, generator: torch.Generator | None) -> list[tuple[list[int], list[float]]]:
+    """One reply (tokens, log-probabilities) per live row; the last token of each is left
+    unfed (it starts the next chunk)."""
     n = logits.shape[0]
-    replies: list[list[int]] = [[] for _ in range(n)]
-    writing = torch.zeros(n, dtype=torch.bool, device=logits.device)
-    writing[sorted(active)] = True
+    replies: list[tuple[list[int], list[float]]] = [([], []) for _ in range(n)]
+    writing = torch.tensor(live, dtype=torch.bool, device=logits.device)
     for step in range(sampling.max_new_tokens):
-        tokens = _sample(logits, sampling, generator)
-        for row in torch.nonzero(writing).flatten().tolist():
-            replies[row].append(int(tokens[row]))
+        tokens, logp = _sample(logits, sampling, generator)
+        ids, lps, rows = tokens.tolist(), logp.tolist(), writing.tolist()
+        for row in (r for r in range(n) if rows[r]):
+            replies[row][0].append(ids[row])
+            replies[row][1].append(lps[row])
         writing &= tokens != chat.eos
         if step + 1 == sampling.max_new_tokens or not bool(writing.any()):
             break
-        feed = [[int(tokens[r])] if writing[r] else [] for r in range(n)]
-        logits = batch.feed(model, feed, chat.pad)
+        rows = writing.tolist()
+        logits = batch.feed(model, [[ids[r]] if rows[r] else [] for r in range(n)], chat.pad)
     return replies

@@ -1,0 +1,66 @@
+"""A KV cache for batched multi-turn rollouts: written in place, read only as far as it is filled.
+
+transformers' `StaticCache` writes in place but hands attention the whole preallocated
+length on every call, so a decode step attends over the longest game the rollout could
+ever reach; `DynamicCache` attends over the filled part but copies the whole cache on
+every call (`torch.cat`). This cache preallocates once and returns views of the filled
+prefix, so attention costs what the games have played so far. `keep(rows)` drops
+finished games from the batch, so they stop costing anything at all.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers.cache_utils import Cache, DynamicLayer
+
+
+class GrowingLayer(DynamicLayer):
+    """One layer's keys and values in a preallocated buffer of `capacity` positions."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+        self.length = 0
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        b, h, _, d = key_states.shape
+        self.device = key_states.device
+        self._keys = key_states.new_zeros((b, h, self.capacity, d))
+        self._values = value_states.new_zeros((b, h, self.capacity, value_states.shape[-1]))
+        self.is_initialized = True
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        end = self.length + key_states.shape[-2]
+        if end > self.capacity:
+            raise RuntimeError(f"rollout exceeded its cache of {self.capacity} tokens")
+        self._keys[:, :, self.length : end] = key_states
+        self._values[:, :, self.length : end] = value_states
+        self.length = end
+        self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        """Move rows `indices` to the front, in place, copying only the filled positions."""
+        if self.is_initialized:
+            k, end = len(indices), self.length
+            self._keys[:k, :, :end] = self._keys[:, :, :end].index_select(0, indices)
+            self._values[:k, :, :end] = self._values[:, :, :end].index_select(0, indices)
+            self._keys, self._values = self._keys[:k], self._values[:k]
+            self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+
+
+class GrowingCache(Cache):
+    """One `GrowingLayer` per decoder layer of `num_layers`."""
+
+    def __init__(self, num_layers: int, capacity: int) -> None:
+        super().__init__(layers=[GrowingLayer(capacity) for _ in range(num_layers)])
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep only the batch rows `rows` (in that order)."""
+        for layer in self.layers:
+            layer.batch_select_indices(rows)
