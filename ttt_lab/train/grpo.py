@@ -77,7 +77,9 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     """Train one phase from `model_path`; the final checkpoint lands in `out`. Trainer
     checkpoints in `out.work/trainer` let an interrupted phase resume where it stopped."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from ttt_lab.train.trainer import GameTrainer
 
     steps = phase_steps(cfg, phase)
     examples = phase_dataset(cfg, phase, index, steps)
@@ -105,7 +107,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     )
     if phase.batch_size % phase.num_generations:
         raise TrainError(f"batch_size {phase.batch_size} is not a multiple of num_generations {phase.num_generations}")
-    trainer = GRPOTrainer(
+    trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
         processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new),
         callbacks=callbacks, peft_config=_lora(cfg),

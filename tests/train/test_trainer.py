@@ -1,0 +1,99 @@
+import itertools
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ttt_lab.train import trainer
+from ttt_lab.train.trainer import regroup
+
+from .conftest import cfg_for
+
+
+def _padded(lengths: list[tuple[int, int]], micro: int) -> list[dict]:
+    """TRL-shaped micro-batches: prompts left-padded, completions right-padded to the batch's longest."""
+    pw, cw = max(p for p, _ in lengths), max(c for _, c in lengths)
+    pm = torch.tensor([[0] * (pw - p) + [1] * p for p, _ in lengths])
+    cm = torch.tensor([[1] * c + [0] * (cw - c) for _, c in lengths])
+    ids = torch.arange(len(lengths))[:, None]
+    whole = {"prompt_ids": pm * (100 + ids), "prompt_mask": pm, "completion_ids": cm * (1000 + ids),
+             "completion_mask": cm, "advantages": ids.flatten().float(), "num_items_in_batch": cm.sum()}
+    n = len(lengths) // micro
+    return [{k: (v if v.ndim == 0 else v[i * micro : (i + 1) * micro]) for k, v in whole.items()} for i in range(n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 12)), min_size=2, max_size=24), st.integers(1, 4))
+def test_regroup_keeps_every_row_and_cuts_each_micro_batch_to_its_longest(lengths, micro) -> None:
+    lengths = lengths[: len(lengths) // micro * micro]
+    if len(lengths) < 2 * micro:
+        return
+    batches = _padded(lengths, micro)
+    out = regroup(batches)
+    assert out is not None and len(out) == len(batches)
+
+    def rows(bs: list[dict]) -> list[tuple]:
+        return sorted((tuple(b["prompt_ids"][i][b["prompt_mask"][i] == 1].tolist()),
+                       tuple(b["completion_ids"][i][b["completion_mask"][i] == 1].tolist()),
+                       float(b["advantages"][i])) for b in bs for i in range(len(b["advantages"])))
+
+    assert rows(out) == rows(batches)
+    for b in out:
+        assert b["completion_mask"][:, -1].any() and b["prompt_mask"][:, 0].any(), "no all-padding column left"
+        assert torch.equal(b["num_items_in_batch"], batches[0]["num_items_in_batch"])
+    totals = [(b["completion_mask"].sum(1) + b["prompt_mask"].sum(1)).tolist() for b in out]
+    assert all(max(a) <= min(b) for a, b in itertools.pairwise(totals)), "sorted by length"
+
+
+def test_regroup_leaves_batches_it_does_not_know_alone() -> None:
+    batches = _padded([(2, 3), (3, 5), (1, 1), (2, 2)], 2)
+    for b in batches:
+        b["pixel_values"] = torch.zeros(2, 3)
+    assert regroup(batches) is None
+
+
+def test_trl_still_buffers_micro_batches_where_regroup_reads_them() -> None:
+    import inspect
+
+    from trl import GRPOTrainer
+
+    src = inspect.getsource(GRPOTrainer._prepare_inputs)
+    assert "self._buffered_inputs = " in src
+    assert "self._buffered_inputs[self._step % self.args.steps_per_generation]" in src
+
+
+def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, dict], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same games, same gradient: TRL's grad norm and loss match, while the passes got narrower."""
+    from transformers import TrainerCallback
+
+    from ttt_lab.train import grpo
+
+    real = trainer.GameTrainer.compute_loss
+
+    def one_step(tag: str) -> tuple[dict, list[int]]:
+        found: dict = {}
+        widths: list[int] = []
+
+        class Log(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kw):
+                found.update(logs or {})
+
+        def spy(self, model, inputs, *a, **k):
+            widths.append(inputs["completion_ids"].shape[1])
+            return real(self, model, inputs, *a, **k)
+
+        monkeypatch.setattr(trainer.GameTrainer, "compute_loss", spy)
+        cfg = cfg_for(tmp_path / tag, "steps=1", "temperature=1.5", "train.micro_batch_size=4")
+        grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(sft_run[0]), tmp_path / tag / "rl", callbacks=[Log()])
+        return found, widths
+
+    grouped, narrow = one_step("grouped")
+    monkeypatch.setattr(trainer, "regroup", lambda batches: None)
+    plain, wide = one_step("plain")
+    assert len(narrow) == len(wide) == 4
+    assert len(set(wide)) == 1 and min(narrow) < wide[0]
+    assert grouped["grad_norm"] == pytest.approx(plain["grad_norm"], rel=1e-4)
+    assert grouped["loss"] == pytest.approx(plain["loss"], rel=1e-4, abs=1e-7)

@@ -1,0 +1,63 @@
+"""TRL's GRPOTrainer, with each update's micro-batches made of games of similar length.
+
+TRL pads every completion of a generation batch to the longest game of the whole batch,
+shuffles the games and cuts them into micro-batches: each forward/backward pass then runs
+over the longest game's width. All micro-batches of one generation batch feed one
+optimizer step (`steps_per_generation == gradient_accumulation_steps`, one iteration), so
+their order and composition do not change the update for the per-token (dapo, cispo,
+dr_grpo) and per-sequence (grpo) losses; only bnpo's per-micro-batch normaliser regroups.
+Sorting the games by length and cutting each micro-batch to its own longest game saves the
+padding's compute, and attention's cost is quadratic in it.
+
+This reads TRL's private `_buffered_inputs` (the micro-batches `_prepare_inputs` keeps);
+`tests/train/test_trainer.py` fails loudly when TRL changes it.
+"""
+
+from __future__ import annotations
+
+import torch
+from trl import GRPOTrainer
+
+PROMPT_KEYS = ("prompt_ids", "prompt_mask")
+COMPLETION_KEYS = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps",
+                   "sampling_per_token_logps", "ref_per_token_logps")
+ROW_KEYS = ("advantages",)
+SCALAR_KEYS = ("num_items_in_batch",)
+
+
+def regroup(batches: list[dict]) -> list[dict] | None:
+    """The same rows, sorted by length into as many micro-batches, each cut to its own width;
+    None when a batch holds anything else (images, importance ratios): left as TRL made it."""
+    keys = set(batches[0])
+    if not keys <= {*PROMPT_KEYS, *COMPLETION_KEYS, *ROW_KEYS, *SCALAR_KEYS} or len(batches) < 2:
+        return None
+    rows = {k: torch.cat([b[k] for b in batches]) for k in keys if k not in SCALAR_KEYS and batches[0][k] is not None}
+    lengths = rows["completion_mask"].sum(dim=1) + rows["prompt_mask"].sum(dim=1)
+    order = torch.argsort(lengths, stable=True)
+    size = len(order) // len(batches)
+    out = []
+    for i in range(len(batches)):
+        take = order[i * size : (i + 1) * size]
+        part = {k: v[take] for k, v in rows.items()}
+        width = int(part["completion_mask"].sum(dim=1).max())
+        lead = int((part["prompt_mask"].sum(dim=0) == 0).sum())
+        part.update({k: part[k][:, :width] for k in COMPLETION_KEYS if k in part})
+        part.update({k: part[k][:, lead:] for k in PROMPT_KEYS})
+        part.update({k: batches[i][k] for k in keys if k not in part})
+        out.append(part)
+    return out
+
+
+class GameTrainer(GRPOTrainer):
+    """`GRPOTrainer` whose training micro-batches come from `regroup`."""
+
+    def _prepare_inputs(self, generation_batch):
+        inputs = super()._prepare_inputs(generation_batch)
+        if not self.model.training or self._buffered_inputs is getattr(self, "_seen", None):
+            return inputs
+        grouped = regroup(self._buffered_inputs)
+        if grouped is not None:
+            self._buffered_inputs = grouped
+            inputs = grouped[self._step % self.args.steps_per_generation]
+        self._seen = self._buffered_inputs
+        return inputs
