@@ -126,8 +126,13 @@ class TrainConfig:
     """Games per forward/backward pass of an RL update; gradients accumulate over the phase's
     batch_size games (one generation, one optimizer step). Smaller passes use less memory."""
     use_vllm: bool = False
-    """Generate with vLLM through TRL (GPU only)."""
+    """Generate the rollouts' turns with vLLM through TRL (GPU and the vllm package)."""
     vllm_mode: str = "colocate"
+    """colocate: vLLM shares the training GPU; server: a `trl vllm-serve --model PATH` process."""
+    vllm_gpu_memory_utilization: float = 0.3
+    vllm_server_base_url: str = ""
+    """server mode: the `trl vllm-serve` URL (empty: TRL's default, http://0.0.0.0:8000)."""
+    """Share of GPU memory a colocated vLLM may take (the rest is training's)."""
 
 
 @dataclass

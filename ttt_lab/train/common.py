@@ -63,12 +63,6 @@ def check_vllm(cfg: Config) -> None:
             f"{'vllm' if importlib.util.find_spec('vllm') is None else 'a CUDA device'}. Drop train.use_vllm to "
             "generate with transformers."
         )
-    raise TrainError(
-        "train.use_vllm=true: ttt-lab's multi-turn rollout engine generates every turn with transformers (a "
-        "batched KV cache); handing those turns to vLLM is not built yet, and TRL's own vLLM engine would sit "
-        "unused. Drop train.use_vllm; to evaluate with vLLM, serve the checkpoint (`vllm serve PATH`) and use "
-        "player=openai."
-    )
 
 
 def check_reply_budget(tokenizer, max_new_tokens: int) -> None:

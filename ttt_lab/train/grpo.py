@@ -51,14 +51,15 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
     def rollout_func(prompts: list, trainer) -> dict:
         model = trainer.accelerator.unwrap_model(trainer.model)
         batch = [examples[int(str(p).split()[1])] for p in prompts]
+        vllm = trainer.vllm_generation if cfg.train.use_vllm else None
         rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
                                  Sampling(phase.temperature, max_new_tokens), generator=generator,
-                                 opponent_seeding=cfg.opponent.seeding, game_offset=counter["games"])
+                                 opponent_seeding=cfg.opponent.seeding, game_offset=counter["games"], vllm=vllm)
         counter["games"] += len(batch)
         return {
             "prompt_ids": [r.prompt_ids for r in rollouts],
             "completion_ids": [r.completion_ids for r in rollouts],
-            "logprobs": None,
+            "logprobs": [r.logprobs for r in rollouts] if vllm is not None else None,
             "env_mask": [r.env_mask for r in rollouts],
             "game": [r.record for r in rollouts],
         }
@@ -103,7 +104,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=False, report_to="none", logging_steps=1,
         save_strategy="steps", save_steps=max(1, min(25, steps // 4 or 1)), save_total_limit=1,
         disable_tqdm=True, lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
-        use_vllm=cfg.train.use_vllm, vllm_mode=cfg.train.vllm_mode,
+        **_vllm_args(cfg, max_new),
     )
     if phase.batch_size % phase.num_generations:
         raise TrainError(f"batch_size {phase.batch_size} is not a multiple of num_generations {phase.num_generations}")
@@ -130,6 +131,17 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         shutil.rmtree(out)
     work.rename(out)
     return info
+
+
+def _vllm_args(cfg: Config, max_new_tokens: int) -> dict:
+    """TRL's vLLM settings; replies are capped per turn (TRL's default cap is the whole game)."""
+    if not cfg.train.use_vllm:
+        return {"use_vllm": False}
+    args = {"use_vllm": True, "vllm_mode": cfg.train.vllm_mode, "generation_kwargs": {"max_tokens": max_new_tokens},
+            "vllm_gpu_memory_utilization": cfg.train.vllm_gpu_memory_utilization}
+    if cfg.train.vllm_server_base_url:
+        args["vllm_server_base_url"] = cfg.train.vllm_server_base_url
+    return args
 
 
 def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig, accumulation: int) -> None:

@@ -53,6 +53,9 @@ class GrowingLayer(DynamicLayer):
             self._keys, self._values = self._keys[:k], self._values[:k]
             self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
 
+    def reorder_cache(self, beam_idx: torch.Tensor) -> None:
+        self.batch_select_indices(beam_idx)
+
 
 class GrowingCache(Cache):
     """One `GrowingLayer` per decoder layer of `num_layers`."""
