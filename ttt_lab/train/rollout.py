@@ -67,17 +67,23 @@ class ChatTokens:
         status = f"{longest} {prompts.opponent_status('X', 8)}"
         messages = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"},
                     {"role": "user", "content": prompts.turn_message(".........", status)}]
-        return len(self.after_reply(messages, ended_with_eos=False)) + 16
+        return len(self.after_reply(messages, ended_with_eos=False)[0]) + 16
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The conversation as the template writes it, ready for the assistant's turn."""
+        return self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def prompt(self, messages: list[dict[str, str]]) -> list[int]:
-        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return self.encode(text)
+        return self.encode(self.render(messages))
 
-    def after_reply(self, messages: list[dict[str, str]], ended_with_eos: bool) -> list[int]:
+    def after_reply(self, messages: list[dict[str, str]], ended_with_eos: bool,
+                    before: str | None = None) -> tuple[list[int], str]:
         """The environment's tokens after the model's last reply (`messages[-2]`): end of turn,
-        the next user message (`messages[-1]`) and the assistant header, read off the template."""
-        before = self.tok.apply_chat_template(messages[:-2], tokenize=False, add_generation_prompt=True)
-        full = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        the next user message (`messages[-1]`) and the assistant header, read off the template;
+        and the rendering of `messages`. `before`, the rendering of `messages[:-2]` (what the
+        previous call returned), spares rendering it again: the template runs once a turn."""
+        before = self.render(messages[:-2]) if before is None else before
+        full = self.render(messages)
         reply = messages[-2]["content"]
         if full.startswith(before + reply):
             tail = full[len(before) + len(reply) :]
@@ -87,7 +93,7 @@ class ChatTokens:
         ids = self.encode(tail)
         if ended_with_eos and ids[:1] == [self.eos]:
             ids = ids[1:]
-        return ids
+        return ids, full
 
 
 class Turns(Protocol):
@@ -142,14 +148,15 @@ def play_games(engine: Callable[[list[list[int]]], Turns], chat: ChatTokens, exa
     """The game loop: every turn, one batch of replies from the engine, played in each game."""
     seeds = [opponent_seed(ex, game_offset + i, opponent_seeding) for i, ex in enumerate(examples)]
     episodes = [Episode(ex, env, opponent, s) for ex, s in zip(examples, seeds, strict=True)]
-    rollouts = [Rollout(chat.prompt(ep.messages)) for ep in episodes]
+    rendered = [chat.render(ep.messages) for ep in episodes]
+    rollouts = [Rollout(chat.encode(text)) for text in rendered]
     chunks: list[list[int]] = [r.prompt_ids for r in rollouts]
     turns = engine(chunks)
     rows: list[int | None] = list(range(len(episodes)))
     while any(g is not None for g in rows):
         replies = turns.turn([chunks[g] if g is not None else [] for g in rows], [g is not None for g in rows])
         for r, g in enumerate(rows):
-            if g is not None and not _continue(episodes[g], rollouts[g], replies[r], chunks, g, chat):
+            if g is not None and not _continue(episodes[g], rollouts[g], replies[r], chunks, rendered, g, chat):
                 rows[r] = None
         live = [r for r, g in enumerate(rows) if g is not None]
         if live and len(live) <= len(rows) * COMPACT_AT:
@@ -165,9 +172,10 @@ COMPACT_AT = 0.75
 compacting copies the KV cache, so it pays only when enough rows go at once."""
 
 
-def _continue(ep: Episode, ro: Rollout, reply: Reply, chunks: list[list[int]], g: int, chat: ChatTokens) -> bool:
+def _continue(ep: Episode, ro: Rollout, reply: Reply, chunks: list[list[int]], rendered: list[str], g: int,
+              chat: ChatTokens) -> bool:
     """Record game `g`'s reply and play it; False when the game is over, else the
-    environment's answer goes to `chunks[g]`."""
+    environment's answer goes to `chunks[g]` (and the conversation's rendering to `rendered[g]`)."""
     ids, logprobs = reply
     ro.completion_ids += ids
     ro.env_mask += [1] * len(ids)
@@ -175,7 +183,7 @@ def _continue(ep: Episode, ro: Rollout, reply: Reply, chunks: list[list[int]], g
     ep.step(chat.tok.decode(ids, skip_special_tokens=True))
     if ep.done:
         return False
-    env_ids = chat.after_reply(ep.messages, bool(ids) and ids[-1] == chat.eos)
+    env_ids, rendered[g] = chat.after_reply(ep.messages, bool(ids) and ids[-1] == chat.eos, rendered[g])
     ro.completion_ids += env_ids
     ro.env_mask += [0] * len(env_ids)
     ro.logprobs += [0.0] * len(env_ids)
