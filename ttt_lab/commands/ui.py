@@ -79,9 +79,10 @@ def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
            "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
     env = os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    url = f"http://{host}:{port}"
+    console.print(f"starting the MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri})...", highlight=False)
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
-    url = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 90
         while not _ready(url):
@@ -91,7 +92,7 @@ def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
             if time.monotonic() > deadline:
                 raise UiError("the MLflow server did not answer within 90 s; try again with --debug.")
             time.sleep(0.2)
-        console.print(f"MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri}); Ctrl-C to stop.", highlight=False)
+        console.print(f"MLflow UI ready at [bold]{url}[/]; Ctrl-C to stop.", highlight=False)
         proc.wait()
     except KeyboardInterrupt:
         console.print("stopping the MLflow UI...")

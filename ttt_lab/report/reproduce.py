@@ -30,7 +30,7 @@ class Comparison:
 
 
 def _warnings(tags: dict[str, str]) -> list[str]:
-    from ttt_lab.tracking.provenance import _git, git_state
+    from ttt_lab.tracking.provenance import git_state, has_commit
 
     out = []
     commit = tags.get("mlflow.source.git.commit", "")
@@ -38,7 +38,7 @@ def _warnings(tags: dict[str, str]) -> list[str]:
         out.append("the run was made from a tree with uncommitted changes: its exact code is not recorded")
     head, dirty = git_state()
     if commit and commit != head:
-        known = _git("cat-file", "-e", f"{commit}^{{commit}}") is not None
+        known = has_commit(commit)
         out.append(f"the run was made at commit {commit[:12]}, this tree is at {head[:12]}"
                    + ("" if known else " (that commit is not in this repository)"))
     if dirty:

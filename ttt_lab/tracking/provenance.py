@@ -22,6 +22,11 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def has_commit(commit: str) -> bool:
+    """Whether this repository holds `commit`."""
+    return _git("cat-file", "-e", f"{commit}^{{commit}}") is not None
+
+
 @cache
 def git_state() -> tuple[str, bool]:
     """(commit or 'unknown', dirty)."""
