@@ -25,8 +25,8 @@ class GrowingLayer(DynamicLayer):
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         b, h, _, d = key_states.shape
         self.device = key_states.device
-        self._keys = key_states.new_zeros((b, h, self.capacity, d))
-        self._values = value_states.new_zeros((b, h, self.capacity, value_states.shape[-1]))
+        self._keys = key_states.new_empty((b, h, self.capacity, d))
+        self._values = value_states.new_empty((b, h, self.capacity, value_states.shape[-1]))
         self.is_initialized = True
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
