@@ -177,3 +177,29 @@ def test_bad_training_input_fails_before_work(tiny_checkpoint: Path, tmp_path: P
         f.unlink()
     with pytest.raises(TrainError, match="no chat template"):
         load_model(str(bare), cfg)
+
+
+def test_gradient_checkpointing_only_trades_memory_for_compute(tiny_checkpoint: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off by default (TRL's SFT turns it on); on or off, SFT writes the same weights."""
+    import trl
+
+    from ttt_lab.train.sft import run_sft
+
+    seen = []
+    real = trl.SFTTrainer.__init__
+
+    def spy(self, *a, **kw):
+        seen.append(kw["args"].gradient_checkpointing)
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(trl.SFTTrainer, "__init__", spy)
+    assert cfg_for(tmp_path).train.gradient_checkpointing is False
+    out = {}
+    for flag in ("true", "false"):
+        cfg = cfg_for(tmp_path / flag, "train.sft.num_games=40", "train.sft.epochs=1",
+                      f"train.gradient_checkpointing={flag}")
+        run_sft(cfg, str(tiny_checkpoint), tmp_path / flag / "sft")
+        out[flag] = weights(tmp_path / flag / "sft")
+    assert seen == [True, False]
+    assert torch.equal(out["true"], out["false"])

@@ -125,6 +125,10 @@ class TrainConfig:
     micro_batch_size: int = 32
     """Games per forward/backward pass of an RL update; gradients accumulate over the phase's
     batch_size games (one generation, one optimizer step). Smaller passes use less memory."""
+    gradient_checkpointing: bool = False
+    """Recompute activations during the backward pass (SFT and RL) to save memory: for large
+    models on a GPU. Off by default: a small model has no memory to save and would pay about a
+    quarter more compute (TRL's SFT turns it on unless told)."""
     use_vllm: bool = False
     """Generate the rollouts' turns with vLLM through TRL (GPU and the vllm package)."""
     vllm_mode: str = "colocate"

@@ -62,6 +62,7 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
         use_cpu=cfg.model.device == "cpu", bf16=cfg.model.dtype == "bfloat16", report_to="none",
         logging_steps=5, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed, lr_scheduler_type="cosine",
         warmup_steps=10, disable_tqdm=True, dataset_num_proc=None,
+        gradient_checkpointing=cfg.train.gradient_checkpointing,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
     from transformers import PrinterCallback
