@@ -14,7 +14,8 @@ def test_growing_cache_gives_the_logits_of_a_full_forward_pass_and_keeps_rows(ti
         cache = GrowingCache(model.config.num_hidden_layers, capacity=12)
         first = model(input_ids=ids[:, :7], cache=cache, use_cache=True).logits
         assert cache.get_seq_length() == 7
-        cache.keep(torch.tensor([2, 0]))
+        for layer in cache.layers:  # how the rollout engine drops finished games
+            layer.reorder_cache(torch.tensor([2, 0]))
         rest = model(input_ids=ids[[2, 0], 7:], cache=cache, use_cache=True).logits
     torch.testing.assert_close(first, full[:, :7], atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(rest, full[[2, 0], 7:], atol=1e-4, rtol=1e-4)

@@ -19,7 +19,7 @@ from ttt_lab.train.rollout import ChatTokens, Reply, Sampling
 
 
 class CachedTurns:
-    """`rollout.Turns` on a transformers model with a `_Batch` cache."""
+    """`rollout.Turns` on a transformers model: one `_Batch` of all games."""
 
     def __init__(self, model, chat: ChatTokens, n: int, max_len: int, sampling: Sampling,
                  generator: torch.Generator | None) -> None:
@@ -113,8 +113,6 @@ def _sample(logits: torch.Tensor, sampling: Sampling,
     else:
         tokens = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
-
-
 
 
 def _decode_turn(model, batch: _Batch, logits: torch.Tensor, live: list[bool], chat: ChatTokens,

@@ -4,8 +4,9 @@ transformers' `StaticCache` writes in place but hands attention the whole preall
 length on every call, so a decode step attends over the longest game the rollout could
 ever reach; `DynamicCache` attends over the filled part but copies the whole cache on
 every call (`torch.cat`). This cache preallocates once and returns views of the filled
-prefix, so attention costs what the games have played so far. `keep(rows)` drops
-finished games from the batch, so they stop costing anything at all.
+prefix, so attention costs what the games have played so far. `reorder_cache(rows)` (the
+hook every transformers cache layer has) drops finished games from the batch in place, so
+they stop costing anything at all.
 """
 
 from __future__ import annotations
@@ -62,8 +63,3 @@ class GrowingCache(Cache):
 
     def __init__(self, num_layers: int, capacity: int) -> None:
         super().__init__(layers=[GrowingLayer(capacity) for _ in range(num_layers)])
-
-    def keep(self, rows: torch.Tensor) -> None:
-        """Keep only the batch rows `rows` (in that order)."""
-        for layer in self.layers:
-            layer.batch_select_indices(rows)
