@@ -222,7 +222,7 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
         console.print(plan_table(plan, _existing_states(optuna_storage, spec.name)) if spec.kind == "grid"
                       else search_table(plan))
         return StudyOutcome(spec.name, None)
-    study, created = create_or_load(optuna_storage, spec, 0, plan.distributions)
+    study, created = create_or_load(optuna_storage, spec, plan.distributions)
     recovered = recover(study, optuna_storage, store)
     if recovered:
         console.print(f"marked failed (their worker died): trials {recovered}", highlight=False)

@@ -33,6 +33,7 @@ def open_storage(url: str):
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed")  # ttt-lab beats itself
     kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:///")
@@ -63,20 +64,6 @@ def _explain(url: str, e: Exception) -> str:
             f"${ENV}; every worker of a study must reach the same storage.")
 
 
-def sampler(spec: StudySpec, worker: int, distributions: dict[str, Any] | None = None):
-    import optuna
-
-    s = spec.sampler
-    seed = None if s.get("seed") is None else int(s["seed"]) + worker
-    if s["name"] == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if s["name"] == "grid":
-        space = {k: list(v.choices) for k, v in (distributions or {}).items() if hasattr(v, "choices")}
-        return optuna.samplers.GridSampler(space, seed=seed)
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=int(s.get("n_startup_trials", 5)),
-                                      multivariate=bool(s.get("multivariate", False)))
-
-
 def pruner(spec: StudySpec):
     import optuna
 
@@ -93,14 +80,16 @@ def pruner(spec: StudySpec):
     return optuna.pruners.NopPruner()
 
 
-def create_or_load(storage, spec: StudySpec, worker: int = 0, distributions: dict[str, Any] | None = None):
+def create_or_load(storage, spec: StudySpec, distributions: dict[str, Any] | None = None):
     """The study, created if new (call in the parent before workers start: concurrent
     creation races); refuses a same-named study with another definition."""
     import optuna
     from sqlalchemy.exc import IntegrityError
 
+    from ttt_lab.studies.sampling import sampler
+
     directions = [o.direction for o in spec.objectives]
-    kw = {"study_name": spec.name, "storage": storage, "sampler": sampler(spec, worker, distributions),
+    kw = {"study_name": spec.name, "storage": storage, "sampler": sampler(spec, distributions),
           "pruner": pruner(spec)}
     try:
         study = optuna.create_study(directions=directions, **kw)
@@ -115,10 +104,12 @@ def create_or_load(storage, spec: StudySpec, worker: int = 0, distributions: dic
     return study, False
 
 
-def load(storage, spec: StudySpec, worker: int, distributions: dict[str, Any] | None = None):
+def load(storage, spec: StudySpec, distributions: dict[str, Any] | None = None):
     import optuna
 
-    return optuna.load_study(study_name=spec.name, storage=storage, sampler=sampler(spec, worker, distributions),
+    from ttt_lab.studies.sampling import sampler
+
+    return optuna.load_study(study_name=spec.name, storage=storage, sampler=sampler(spec, distributions),
                              pruner=pruner(spec))
 
 

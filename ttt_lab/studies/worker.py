@@ -84,7 +84,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     from ttt_lab.tracking.store import open_store
 
     storage = st.open_storage(job.storage_url)
-    study = st.load(storage, job.spec, job.index, job.distributions)
+    study = st.load(storage, job.spec, job.distributions)
     store = open_store(job.tracking_uri, job.artifacts)
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):

@@ -92,7 +92,28 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
 
     `run`: an MLflow run owned by the caller (a sweep's child run) to log into; it is left
     open. Otherwise one run per config hash, reopened on resume, ended here. `on_eval` sees
-    every periodic evaluation (a sweep reports it to Optuna, and may raise to prune)."""
+    every periodic evaluation (a sweep reports it to Optuna, and may raise to prune).
+
+    One process at a time trains a config (a lock beside its folder): two sweep trials or
+    two machines sharing `runs/` that land on the same config wait, then reuse its phases."""
+    cfg = loaded.cfg
+    quiet()
+    check_device(cfg)
+    check_vllm(cfg)
+    torch_threads()
+    start = time.perf_counter()
+    folder = Path(cfg.home) / "train" / loaded.config_hash
+
+    def waiting() -> None:
+        console.print(f"another process is training this config ({folder}); waiting for it, then reusing "
+                      "its finished phases", highlight=False)
+
+    with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
+        return _train(loaded, console, folder, start, fresh, run, on_eval)
+
+
+def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: bool, run,
+           on_eval: Callable[[int, list[Summary]], None] | None) -> TrainOutcome:
     from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train import grpo, sft
     from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
@@ -102,13 +123,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
     from ttt_lab.train.progress import StepProgress
 
     cfg = loaded.cfg
-    quiet()
-    check_device(cfg)
-    check_vllm(cfg)
-    torch_threads()
-    start = time.perf_counter()
     home = Path(cfg.home)
-    folder = home / "train" / loaded.config_hash
     if fresh and folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
