@@ -71,3 +71,27 @@ def test_named_studies_parse_and_plan(tmp_path):
     bad.write_text("name: x\nparams: {}\n")
     with pytest.raises(StudyError, match="params"):
         from_file(bad, [])
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("sampler: {name: tpe, n_startup_trails: 3}", r"tpe sampler has no setting n_startup_trails \(it takes: seed, "),
+    ("sampler: {name: random, multivariate: true}", "random sampler has no setting multivariate"),
+    ("sampler: {name: cmaes}", "sampler 'cmaes' is not one of tpe, random, grid"),
+    ("pruner: {name: median, lower: 0.5}", "median pruner has no setting lower"),
+    ("pruner: {name: none, n_warmup_steps: 3}", r"it takes: no settings"),
+])
+def test_a_misspelt_sampler_or_pruner_setting_is_refused(tmp_path, entry, message):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: s\nkind: search\nn_trials: 2\nparams: {{lr: 'interval(1e-5, 1e-3)'}}\n{entry}\n")
+    with pytest.raises(StudyError, match=message):
+        from_file(path, [])
+
+
+def test_every_known_setting_reaches_the_sampler(tmp_path):
+    from ttt_lab.studies.sampling import sampler
+
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nkind: search\nn_trials: 2\nparams: {lr: 'interval(1e-5, 1e-3)'}\n"
+                    "sampler: {name: tpe, seed: 1, n_startup_trials: 7, multivariate: true, constant_liar: true}\n")
+    inner = sampler(from_file(path, []))._inner
+    assert (inner._n_startup_trials, inner._multivariate, inner._constant_liar) == (7, True, True)

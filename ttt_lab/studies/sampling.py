@@ -66,6 +66,7 @@ def sampler(spec: StudySpec, distributions: dict[str, Any] | None = None) -> Bas
             space = {k: list(v.choices) for k, v in (distributions or {}).items() if hasattr(v, "choices")}
             return optuna.samplers.GridSampler(space, seed=seed)
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=int(s.get("n_startup_trials", 5)),
-                                          multivariate=bool(s.get("multivariate", False)))
+                                          multivariate=bool(s.get("multivariate", False)),
+                                          constant_liar=bool(s.get("constant_liar", False)))
 
     return TrialSeeded(build, seed)

@@ -11,8 +11,11 @@ from typing import Any
 
 from ttt_lab.errors import TttLabError
 
-SAMPLERS = ("tpe", "random", "grid")
-PRUNERS = ("none", "median", "halving", "threshold")
+SAMPLERS = {"tpe": ("seed", "n_startup_trials", "multivariate", "constant_liar"), "random": ("seed",),
+            "grid": ("seed",)}
+PRUNERS = {"none": (), "median": ("n_startup_trials", "n_warmup_steps"),
+           "halving": ("min_resource", "reduction_factor"), "threshold": ("lower", "upper", "n_warmup_steps")}
+"""Each sampler and pruner with the settings it takes (anything else is a typo, refused)."""
 DIRECTIONS = ("maximize", "minimize")
 DEFAULT_METRIC = "eval/optimal/draw_rate"
 
@@ -57,10 +60,8 @@ class StudySpec:
         if self.kind == "search" and (not isinstance(self.n_trials, int) or self.n_trials < 1):
             raise StudyError(f"The search '{self.name}' needs n_trials (a positive integer), e.g. n_trials: 20 in "
                              "its YAML or --trials 20 on the command line.")
-        if self.sampler.get("name") not in SAMPLERS:
-            raise StudyError(f"sampler {self.sampler.get('name')!r} is not one of {', '.join(SAMPLERS)}.")
-        if self.pruner.get("name") not in PRUNERS:
-            raise StudyError(f"pruner {self.pruner.get('name')!r} is not one of {', '.join(PRUNERS)}.")
+        _check_settings("sampler", self.sampler, SAMPLERS)
+        _check_settings("pruner", self.pruner, PRUNERS)
         if not self.objectives:
             raise StudyError("a study needs at least one objective (metric and direction).")
         for o in self.objectives:
@@ -69,6 +70,17 @@ class StudySpec:
         if self.pruner["name"] != "none" and len(self.objectives) > 1:
             raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
         return self
+
+
+def _check_settings(kind: str, given: dict[str, Any], known: dict[str, tuple[str, ...]]) -> None:
+    name = given.get("name")
+    if name not in known:
+        raise StudyError(f"{kind} {name!r} is not one of {', '.join(known)}.")
+    unknown = sorted(set(given) - {"name", *known[name]})
+    if unknown:
+        takes = ", ".join(known[name]) or "no settings"
+        raise StudyError(f"the {name} {kind} has no setting {', '.join(unknown)} (it takes: {takes}). Fix the "
+                         f"{kind} entry of the study.")
 
 
 def _is_sweep(override: str) -> bool:
