@@ -1,8 +1,10 @@
 import os
+import queue
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,40 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Lines:
+    """A process's stdout lines as they come, read on a thread so a wait for one has a deadline."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.seen, self._q = proc, [], queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._q.put(line)
+        self._q.put(None)
+
+    def wait_for(self, text: str, deadline_s: float = 120) -> None:
+        while True:
+            line = self._q.get(timeout=deadline_s)
+            assert line is not None, f"exited before printing {text!r}:\n{self.text}"
+            self.seen.append(line)
+            if text in line:
+                return
+
+    def finish(self, deadline_s: float = 300) -> int:
+        """Read to the end; the exit code."""
+        while (line := self._q.get(timeout=deadline_s)) is not None:
+            self.seen.append(line)
+        return self.proc.wait(timeout=60)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.seen)
+
+
+def start(*args: str, **kw) -> Lines:
+    """Start the installed `ttt-lab` with stdout and stderr read together, line by line."""
+    return Lines(subprocess.Popen([str(BIN), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  **kw))

@@ -22,3 +22,33 @@ def study(storage: str, name: str):
     import optuna
 
     return optuna.load_study(study_name=name, storage=storage)
+
+
+UPDATING = "another process is updating study"
+
+
+def two_sweeps_at_once(url: str, name: str, args: list[str]) -> list:
+    """Two `ttt-lab sweep` processes started while the test holds the study's mutex, so both
+    are past creating the study and waiting to enqueue before either goes on."""
+    from tests.conftest import start
+    from ttt_lab.studies.mutex import study_mutex
+    from ttt_lab.studies.storage import open_storage
+
+    procs = []
+    with study_mutex(open_storage(url), url, name):
+        for _ in range(2):
+            procs.append(start("sweep", *args, "--name", name, "--storage", url))
+            procs[-1].wait_for(UPDATING)
+    for p in procs:
+        assert p.finish() == 0, p.text
+    return procs
+
+
+def check_each_point_once(home: Path, url: str, name: str, n: int) -> None:
+    trials = study(url, name).get_trials(deepcopy=False)
+    assert len(trials) == n, [t.user_attrs.get("overrides") for t in trials]
+    assert len({t.user_attrs["config_hash"] for t in trials}) == n
+    assert all(t.state.name == "COMPLETE" for t in trials)
+    parents, children = split_runs(home, name)
+    assert len(parents) == 1
+    assert sorted(int(r.data.tags["ttt.trial"]) for r in children if r.info.status == "FINISHED") == list(range(n))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN, cli
-from tests.studies.helpers import split_runs, study
+from tests.studies.helpers import check_each_point_once, split_runs, study, two_sweeps_at_once
 from ttt_lab.studies.spec import from_args
 
 SMOKE = ["experiment=smoke"]
@@ -143,3 +143,9 @@ def test_bad_sweeps_fail_before_any_trial(home: Path, args, message) -> None:
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr
     assert not (home / "studies").exists()
+
+
+def test_two_sweeps_of_one_grid_at_once_run_each_point_once(home: Path) -> None:
+    url = f"sqlite:///{home}/optuna.db"
+    two_sweeps_at_once(url, "grid-twice", ["batch_size=8,16,32", *SMOKE])
+    check_each_point_once(home, url, "grid-twice", 3)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ttt_lab.studies.mutex import study_mutex
 from ttt_lab.studies.plan import Plan, make_plan
 from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.studies.storage import create_or_load, open_storage, storage_url
@@ -120,26 +120,20 @@ def requeue_failed(study) -> int:
     return n
 
 
-def parent_run(study, storage, store, plan: Plan, created: bool, command: str) -> str:
-    """The study's one parent run: made by whoever created the study, found by the others."""
+def parent_run(study, store, plan: Plan, command: str) -> str:
+    """The study's one parent run: made by the first process to hold the study's mutex (call
+    inside it), found by the others."""
     import json
-
-    import optuna
 
     from ttt_lab.tracking import provenance
     from ttt_lab.tracking.store import TrackedRun
 
     spec = plan.spec
-    for _ in range(60):
-        run_id = study.user_attrs.get("mlflow_parent_run_id")
-        if run_id:
-            run = TrackedRun.reopen(store, run_id)
-            if run is not None:
-                return run.run_id
-        if created:
-            break
-        time.sleep(0.5)  # another machine is creating the study's parent run right now
-        study = optuna.load_study(study_name=study.study_name, storage=storage)
+    run_id = study.user_attrs.get("mlflow_parent_run_id")
+    if run_id:
+        run = TrackedRun.reopen(store, run_id)
+        if run is not None:
+            return run.run_id
     tags = provenance.tags(plan.base.config_hash, plan.base.cfg.seed, command) | {
         "ttt.kind": "sweep", "ttt.study": spec.name, "ttt.study_kind": spec.kind, "ttt.study_source": spec.source,
         "ttt.question": spec.question, "ttt.objectives": json.dumps([o.__dict__ for o in spec.objectives]),
@@ -222,21 +216,27 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
         console.print(plan_table(plan, _existing_states(optuna_storage, spec.name)) if spec.kind == "grid"
                       else search_table(plan))
         return StudyOutcome(spec.name, None)
-    study, created = create_or_load(optuna_storage, spec, plan.distributions)
-    recovered = recover(study, optuna_storage, store)
-    if recovered:
-        console.print(f"marked failed (their worker died): trials {recovered}", highlight=False)
-    parent = parent_run(study, optuna_storage, store, plan, created, command)
-    if spec.kind == "grid":
-        enqueue_grid(study, plan)
-    else:
-        requeue_failed(study)
+    study, _ = create_or_load(optuna_storage, spec, plan.distributions)
+    url = storage_url(storage, plan.base.cfg.home)
+
+    def waiting() -> None:
+        console.print(f"another process is updating study '{spec.name}'; waiting for it", highlight=False)
+
+    with study_mutex(optuna_storage, url, spec.name, waiting):
+        parent = parent_run(study, store, plan, command)
+        recovered = recover(study, optuna_storage, store)
+        if recovered:
+            console.print(f"marked failed (their worker died): trials {recovered}", highlight=False)
+        if spec.kind == "grid":
+            enqueue_grid(study, plan)
+        else:
+            requeue_failed(study)
     waiting = _count(study, "WAITING")
     todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - _counted(study)) + waiting
     outcome = StudyOutcome(spec.name, parent)
     if todo:
         _run_workers(plan, optuna_storage, store, parent, workers or spec.workers, max_failures, todo, console,
-                     outcome, storage_url(storage, plan.base.cfg.home))
+                     outcome, url)
     else:
         console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
     _finish(study, store, parent, spec, console)

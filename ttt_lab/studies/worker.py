@@ -1,5 +1,5 @@
 """Worker processes: started once, each claims trials from the shared Optuna study until
-none is left (grids: the enqueued points; searches: until n_trials), one at a time."""
+none is left (grids: the enqueued points; searches: until n_trials, exactly), one at a time."""
 
 from __future__ import annotations
 
@@ -80,6 +80,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     from rich.console import Console
 
     from ttt_lab.studies import storage as st
+    from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.trial import TrialResult, run_trial
     from ttt_lab.tracking.store import open_store
 
@@ -88,7 +89,8 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     store = open_store(job.tracking_uri, job.artifacts)
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
-        trial = claim(job.spec, study, storage, job.distributions)
+        with study_mutex(storage, job.storage_url, job.spec.name):  # count-then-ask is one step
+            trial = claim(job.spec, study, storage, job.distributions)
         if trial is None:
             break
         trial.set_user_attr("host", socket.gethostname())

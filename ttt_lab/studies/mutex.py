@@ -1,0 +1,52 @@
+"""One mutex per study across every process and machine that shares its storage, held while a
+process reads the trials and then adds to them: recovering dead trials, enqueueing grid points
+and retries, counting and asking for a search trial. Without it two machines reading at once
+both enqueue the same grid point (a duplicated data point in the report) or both take the last
+trial of a search (one too many).
+
+SQLite (one machine): an exclusive file lock beside the database. PostgreSQL: a session-level
+advisory lock, which the server releases if the process dies. Other databases: no mutex."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ttt_lab.locks import file_lock
+
+
+def advisory_key(study_name: str) -> int:
+    """A signed 64-bit key (PostgreSQL's advisory lock space) for this study."""
+    return int.from_bytes(hashlib.sha256(f"ttt-lab study {study_name}".encode()).digest()[:8], "big", signed=True)
+
+
+@contextlib.contextmanager
+def study_mutex(storage, url: str, study_name: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    if url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:///")
+        if path and path != ":memory:":
+            with file_lock(Path(f"{path}.lock"), on_wait):
+                yield
+            return
+    elif url.startswith("postgresql"):
+        with _advisory_lock(storage.engine, advisory_key(study_name), on_wait):
+            yield
+        return
+    yield
+
+
+@contextlib.contextmanager
+def _advisory_lock(engine, key: int, on_wait: Callable[[], None] | None) -> Iterator[None]:
+    from sqlalchemy import text
+
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        if not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+            if on_wait is not None:
+                on_wait()
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": key})
+        try:
+            yield
+        finally:
+            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
