@@ -219,10 +219,10 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
     study, _ = create_or_load(optuna_storage, spec, plan.distributions)
     url = storage_url(storage, plan.base.cfg.home)
 
-    def waiting() -> None:
+    def on_wait() -> None:
         console.print(f"another process is updating study '{spec.name}'; waiting for it", highlight=False)
 
-    with study_mutex(optuna_storage, url, spec.name, waiting):
+    with study_mutex(optuna_storage, url, spec.name, on_wait):
         parent = parent_run(study, store, plan, command)
         recovered = recover(study, optuna_storage, store)
         if recovered:
