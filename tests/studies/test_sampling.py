@@ -22,7 +22,7 @@ def asked(path: Path, s: StudySpec, processes: int, n: int) -> list[dict]:
     dists = {"lr": optuna.distributions.FloatDistribution(1e-5, 1e-3, log=True),
              "temperature": optuna.distributions.FloatDistribution(0.5, 1.5),
              "loss_type": optuna.distributions.CategoricalDistribution(["grpo", "dapo", "cispo"])}
-    studies = [create_or_load(storage, s, dists)[0]] + [load(storage, s, dists) for _ in range(processes - 1)]
+    studies = [create_or_load(storage, s, dists)] + [load(storage, s, dists) for _ in range(processes - 1)]
     got = []
     for i in range(n):
         study = studies[i % processes]

@@ -216,7 +216,7 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
         console.print(plan_table(plan, _existing_states(optuna_storage, spec.name)) if spec.kind == "grid"
                       else search_table(plan))
         return StudyOutcome(spec.name, None)
-    study, _ = create_or_load(optuna_storage, spec, plan.distributions)
+    study = create_or_load(optuna_storage, spec, plan.distributions)
     url = storage_url(storage, plan.base.cfg.home)
 
     def on_wait() -> None:

@@ -95,13 +95,13 @@ def create_or_load(storage, spec: StudySpec, distributions: dict[str, Any] | Non
         study = optuna.create_study(directions=directions, **kw)
         study.set_user_attr("spec_key", spec.key())
         study.set_user_attr("kind", spec.kind)
-        return study, True
+        return study
     except (optuna.exceptions.DuplicatedStudyError, IntegrityError):
         study = optuna.load_study(**kw)
     if study.user_attrs.get("spec_key", spec.key()) != spec.key():
         raise StudyError(f"a study named '{spec.name}' already exists in this storage with a different definition. "
                          "Give this one another name with --name, or delete the old study.")
-    return study, False
+    return study
 
 
 def load(storage, spec: StudySpec, distributions: dict[str, Any] | None = None):
