@@ -31,8 +31,9 @@ def baseline(trials: int, home: str) -> float:
     os.environ["TTT_LAB_TORCH_THREADS"] = "1"
     from ttt_lab.config.load import load
     from ttt_lab.players.hf import resolve_model_path
-    from ttt_lab.train.common import load_model, torch_threads
+    from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.evaluate import evaluate_model
+    from ttt_lab.train.runtime import torch_threads
 
     torch_threads()
     loaded = load([*NOOP, "seed=0"])

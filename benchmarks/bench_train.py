@@ -23,7 +23,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
 
     from ttt_lab.config.load import load
     from ttt_lab.train import grpo, rollout
-    from ttt_lab.train.common import load_model
+    from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.phase_data import phase_dataset
 
     cfg = load([*base, f"batch_size={bs}", f"steps={steps}"]).cfg
@@ -65,7 +65,7 @@ def main() -> None:
 
     from ttt_lab.config.load import load
     from ttt_lab.players.hf import resolve_model_path
-    from ttt_lab.train.common import quiet, torch_threads
+    from ttt_lab.train.runtime import quiet, torch_threads
     from ttt_lab.train.sft import run_sft
 
     quiet()

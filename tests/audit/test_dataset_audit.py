@@ -78,7 +78,7 @@ def test_bad_saved_dataset_is_a_clear_error(tmp_path):
 
 
 def test_phase_datasets_are_audited_as_training_builds_them():
-    from ttt_lab.commands.audit import dataset_sources
+    from ttt_lab.audit.run import dataset_sources
     from ttt_lab.train.phase_data import phase_dataset
 
     loaded = load(["phase=two_stage", "steps=3"])
@@ -91,7 +91,7 @@ def test_phase_datasets_are_audited_as_training_builds_them():
 
 def test_a_merged_phase_audit_keeps_each_phases_checks_and_figures():
     from ttt_lab.audit.output import figures, html_section
-    from ttt_lab.commands.audit import dataset_audit
+    from ttt_lab.audit.run import dataset_audit
 
     audit = dataset_audit(load(["phase=two_stage", "steps=2"]), None)
     assert {c.name.split("/")[0] for c in audit.checks} == {"0-phase1", "1-phase2"}

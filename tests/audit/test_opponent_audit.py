@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from ttt_lab.audit.checks import FAIL, PASS, SKIP
 from ttt_lab.audit.opponent import audit_opponent
-from ttt_lab.audit.replay import opponent_factory
+from ttt_lab.config.build import opponent_factory
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
 from ttt_lab.evaluation.stats import chi2_sf
 

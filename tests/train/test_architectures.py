@@ -54,7 +54,7 @@ def test_rollouts_on_real_architectures_match_a_plain_forward_pass(model_type, m
 
 
 def test_a_sliding_window_shorter_than_a_game_is_named_before_it_skews_anything() -> None:
-    from ttt_lab.train.cached_turns import SlidingWindowWarning
+    from ttt_lab.train.kv_backend import SlidingWindowWarning
 
     model, tok = small("gemma3_text", sliding_window=8)
     examples = make_dataset(DatasetConfig(size=2), 2)

@@ -7,7 +7,8 @@ import torch
 
 from ttt_lab.config.load import load
 from ttt_lab.errors import InvalidSetting
-from ttt_lab.train.common import TrainError, check_device, check_vllm, load_model, quiet
+from ttt_lab.train.checkpoints import load_model
+from ttt_lab.train.runtime import TrainError, check_device, check_vllm, quiet
 
 from .conftest import cfg_for
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, lower, skipped, upper
-from ttt_lab.audit.replay import Replay, as_cell
+from ttt_lab.audit.fresh_process import Replay, as_cell
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
 from ttt_lab.evaluation.stats import chi2_sf, normalised_entropy
 from ttt_lab.game.opponents import Opponent, TableOpponent

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
+from collections.abc import Callable
 
 from ttt_lab.config.schema import OpponentConfig, SuiteEntry
 from ttt_lab.errors import InvalidSetting
@@ -36,6 +38,19 @@ def build_opponent(cfg: OpponentConfig) -> Opponent:
     if not callable(getattr(opponent, "reply", None)):
         raise InvalidSetting("opponent._target_", cfg._target_, "a class with a reply(board, seed) -> int method")
     return opponent
+
+
+def opponent_factory(cfg: OpponentConfig) -> Callable[[float], Opponent | None]:
+    """`make(p)`: the configured opponent with random-move probability p, or None when its
+    class takes no `p_random`."""
+    takes_p = "p_random" in inspect.signature(_import(cfg._target_)).parameters
+
+    def make(p: float):
+        if not takes_p and p != cfg.p_random:
+            return None
+        return build_opponent(dataclasses.replace(cfg, p_random=p))
+
+    return make
 
 
 def suite_opponent(entry: SuiteEntry) -> Opponent:

@@ -44,7 +44,7 @@ class PlayerConfig:
     """Scripted players only: minimax | random."""
     tie_break: str = "random"
     p_random: float = 0.0
-    think: bool = True
+    """Scripted players write `<think>` when `env.think` is not off: one setting for both."""
     temperature: float = 0.0
     """0 means greedy decoding."""
     max_new_tokens: int = 128
@@ -90,7 +90,13 @@ class PhaseConfig:
     learning_rate: float = 5e-5
     temperature: float = 1.0
     loss_type: str = "dapo"
-    epsilon_high: float | None = None
+    epsilon_high: float = 0.28
+    """Upper clip of the importance ratio (TRL's epsilon_high; DAPO's 0.28; about 5.0 for cispo)."""
+    beta: float = 0.0
+    """KL coefficient against the phase's starting model; 0 loads no reference model."""
+    lr_scheduler: str = "constant"
+    """transformers' scheduler name (constant, linear, cosine, ...)."""
+    warmup_steps: int = 0
     p_min: float | None = None
     p_max: float | None = None
     num_strata: int | None = None
@@ -110,6 +116,11 @@ class SftConfig:
     assistant_only_loss: bool = True
     """Train on the model's turns only. A model with no pretraining (tiny) learns to read the
     board faster when it also predicts the environment's messages: set false for it."""
+    lr_scheduler: str = "cosine"
+    """transformers' scheduler name (constant, linear, cosine, ...)."""
+    warmup_steps: int = 10
+    logging_steps: int = 5
+    """Optimizer steps between two logged SFT losses."""
 
 
 @dataclass
@@ -122,6 +133,10 @@ class TrainConfig:
     """Evaluate against the random and optimal opponents every this many steps (0: never)."""
     eval_games: int = 100
     """Games per opponent in those evaluations (and before RL, on the SFT checkpoint)."""
+    save_every: int = 25
+    saves_per_phase: int = 4
+    """An RL phase saves a trainer checkpoint (to resume from) every min(save_every, steps //
+    saves_per_phase) steps, at least every step; only the newest one is kept."""
     micro_batch_size: int = 32
     """Games per forward/backward pass of an RL update; gradients accumulate over the phase's
     batch_size games (one generation, one optimizer step). Smaller passes use less memory."""
@@ -134,9 +149,9 @@ class TrainConfig:
     vllm_mode: str = "colocate"
     """colocate: vLLM shares the training GPU; server: a `trl vllm-serve --model PATH` process."""
     vllm_gpu_memory_utilization: float = 0.3
+    """Share of GPU memory a colocated vLLM may take (the rest is training's)."""
     vllm_server_base_url: str = ""
     """server mode: the `trl vllm-serve` URL (empty: TRL's default, http://0.0.0.0:8000)."""
-    """Share of GPU memory a colocated vLLM may take (the rest is training's)."""
 
 
 @dataclass
@@ -294,6 +309,9 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
     check_number(f"{at}.learning_rate", p.learning_rate, 0.0)
     check_number(f"{at}.temperature", p.temperature, 0.0)
     check_one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
+    check_number(f"{at}.epsilon_high", p.epsilon_high, 0.0)
+    check_number(f"{at}.beta", p.beta, 0.0)
+    check_integer(f"{at}.warmup_steps", p.warmup_steps, 0)
     for name in ("p_min", "p_max"):
         if getattr(p, name) is not None:
             check_number(f"{at}.{name}", getattr(p, name), 0.0, 1.0)
@@ -339,6 +357,10 @@ def validate(cfg: Config) -> Config:
     check_integer("train.eval_every", cfg.train.eval_every, 0)
     check_integer("train.eval_games", cfg.train.eval_games, 1)
     check_integer("train.micro_batch_size", cfg.train.micro_batch_size, 1)
+    check_integer("train.save_every", cfg.train.save_every, 1)
+    check_integer("train.saves_per_phase", cfg.train.saves_per_phase, 1)
+    check_integer("train.sft.warmup_steps", cfg.train.sft.warmup_steps, 0)
+    check_integer("train.sft.logging_steps", cfg.train.sft.logging_steps, 1)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     _validate_audit(cfg.audit)

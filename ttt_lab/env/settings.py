@@ -8,6 +8,7 @@ allowed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -21,11 +22,11 @@ SYMBOL_CHOICES = ("X", "O", "alternate", "random")
 
 
 def check_number(path: str, v: Any, lo: float | None = None, hi: float | None = None) -> None:
-    ok = not isinstance(v, bool) and isinstance(v, int | float)
+    ok = not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v)
     ok = ok and (lo is None or v >= lo) and (hi is None or v <= hi)
     if not ok:
-        bounds = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise InvalidSetting(path, v, f"a number {bounds}")
+        bounds = f" between {lo} and {hi}" if hi is not None else f" of at least {lo}" if lo is not None else ""
+        raise InvalidSetting(path, v, f"a finite number{bounds}")
 
 
 def check_integer(path: str, v: Any, lo: int) -> None:

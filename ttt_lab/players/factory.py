@@ -10,9 +10,10 @@ from ttt_lab.players.scripted import minimax_player, random_player
 def build_player(cfg: Config) -> Player:
     p = cfg.player
     if p.kind == "scripted":
+        think = cfg.env.think != "off"
         if p.policy == "random":
-            return random_player(think=p.think)
-        return minimax_player(tie_break=p.tie_break, p_random=p.p_random, think=p.think)
+            return random_player(think=think)
+        return minimax_player(tie_break=p.tie_break, p_random=p.p_random, think=think)
     if p.kind == "hf":
         from ttt_lab.players.hf import HFPlayer
 

@@ -163,7 +163,7 @@ def reproduce(study: Study) -> Section:
 
 def audits(study: Study) -> Section:
     from ttt_lab.audit.output import html_section, markdown
-    from ttt_lab.commands.audit import dataset_audit, opponent_audit
+    from ttt_lab.audit.run import dataset_audit, opponent_audit
     from ttt_lab.config.load import load
 
     overrides = study.tags.get("ttt.overrides", "").split()

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -63,35 +64,80 @@ def mark_worker(trial, overrides: list[str], config_hash: str) -> None:
     trial.set_user_attr("config_hash", config_hash)
 
 
+class Outcome:
+    """How a trial ended, told to Optuna and mirrored on its MLflow run by `settle`."""
+
+    def __init__(self, trial) -> None:
+        self.trial, self.run, self.values = trial, None, None
+        self.result: TrialResult | None = None
+
+
+@contextlib.contextmanager
+def settle(study, trial, storage) -> Iterator[Outcome]:
+    """Run a trial's body; whatever way it ends (values, pruned, an error) is told to Optuna
+    once, tagged on its run and the run closed. A failing trial is recorded and the study
+    goes on, so errors do not propagate; the heartbeat stops in every case."""
+    import optuna
+
+    start = time.perf_counter()
+    beat = Heartbeat(storage, trial_id(trial))
+    out = Outcome(trial)
+    state, tags, error, status = "COMPLETE", {}, None, "FINISHED"
+    try:
+        yield out
+    except optuna.TrialPruned as e:
+        state, tags = "PRUNED", {"pruned": "true", "ttt.pruned_at": str(e)}
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        state, tags, status = "FAIL", {"ttt.error": error[:5000]}, "FAILED"
+        trial.set_user_attr("error", error[:2000])
+        if out.run is not None:
+            out.run.log_text(traceback.format_exc(), "error.txt")
+    finally:
+        beat.stop()
+    if state == "COMPLETE":
+        study.tell(trial, out.values)
+    else:
+        study.tell(trial, state=optuna.trial.TrialState[state])
+    if out.run is not None:
+        out.run.set_tags({"optuna.state": state, **tags})
+        out.run.end(status)
+    out.result = TrialResult(trial.number, state, out.values if state == "COMPLETE" else None,
+                             time.perf_counter() - start, error, run_id=out.run and out.run.run_id)
+
+
+def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_run_id: str, loaded):
+    """The trial's MLflow child run, with its config and provenance."""
+    from ttt_lab.tracking import provenance
+    from ttt_lab.tracking.store import TrackedRun, flatten
+    from ttt_lab.train.pipeline import log_config
+
+    command = "ttt-lab train " + " ".join(shlex.quote(o) for o in [*spec.overrides, *overrides])
+    tags = provenance.tags(loaded.config_hash, loaded.cfg.seed, command) | {
+        "ttt.kind": "trial", "ttt.study": spec.name, "ttt.trial": str(trial.number),
+        "ttt.trial_overrides": " ".join(overrides), "ttt.overrides": " ".join([*spec.overrides, *overrides]),
+        "optuna.trial_number": str(trial.number), "optuna.state": "RUNNING",
+        "ttt.worker": f"{socket.gethostname()}:{os.getpid()}"}
+    run = TrackedRun(store, spec.name, name=f"trial-{trial.number}", tags=tags, parent_run_id=parent_run_id)
+    run.log_params(flatten(loaded.tree))
+    log_config(run, loaded)
+    trial.set_user_attr("mlflow_run_id", run.run_id)
+    return run
+
+
 def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str,
               console: Console) -> TrialResult:
     import optuna
 
     from ttt_lab.config.load import load
-    from ttt_lab.tracking import provenance
-    from ttt_lab.tracking.store import TrackedRun, flatten
     from ttt_lab.train.pipeline import train
+    from ttt_lab.train.runtime import torch_threads
 
-    start = time.perf_counter()
-    beat = Heartbeat(storage, trial_id(trial))
-    run = None
-    try:
+    with settle(study, trial, storage) as out:
         loaded = load([*spec.overrides, *overrides])
         mark_worker(trial, overrides, loaded.config_hash)
-        command = "ttt-lab train " + " ".join(shlex.quote(o) for o in [*spec.overrides, *overrides])
-        tags = provenance.tags(loaded.config_hash, loaded.cfg.seed, command) | {
-            "ttt.kind": "trial", "ttt.study": spec.name, "ttt.trial": str(trial.number),
-            "ttt.trial_overrides": " ".join(overrides), "ttt.overrides": " ".join([*spec.overrides, *overrides]),
-            "optuna.trial_number": str(trial.number), "optuna.state": "RUNNING",
-            "ttt.worker": f"{socket.gethostname()}:{os.getpid()}"}
-        run = TrackedRun(store, spec.name, name=f"trial-{trial.number}", tags=tags, parent_run_id=parent_run_id)
-        run.log_params(flatten(loaded.tree))
-        from ttt_lab.train.common import torch_threads
-        from ttt_lab.train.pipeline import log_config
-
         torch_threads()
-        log_config(run, loaded)
-        trial.set_user_attr("mlflow_run_id", run.run_id)
+        out.run = open_trial_run(spec, trial, overrides, store, parent_run_id, loaded)
 
         def on_eval(step: int, summaries: list) -> None:
             if len(spec.objectives) != 1:
@@ -100,28 +146,7 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned at step {step}")
 
-        out = train(loaded, console, run=run, on_eval=on_eval)
-        values = objective_values(spec, out.final)
-        study.tell(trial, values)
-        run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, values, strict=True)})
-        run.set_tags({"optuna.state": "COMPLETE"})
-        run.end("FINISHED")
-        return TrialResult(trial.number, "COMPLETE", values, time.perf_counter() - start, run_id=run.run_id)
-    except optuna.TrialPruned as e:
-        study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        if run is not None:
-            run.set_tags({"optuna.state": "PRUNED", "pruned": "true", "ttt.pruned_at": str(e)})
-            run.end("FINISHED")
-        return TrialResult(trial.number, "PRUNED", None, time.perf_counter() - start, run_id=run and run.run_id)
-    except Exception as e:  # a failing trial is recorded and the study goes on
-        message = f"{type(e).__name__}: {e}"
-        trial.set_user_attr("error", message[:2000])
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
-        if run is not None:
-            run.set_tags({"optuna.state": "FAIL", "ttt.error": message[:5000]})
-            run.log_text(traceback.format_exc(), "error.txt")
-            run.end("FAILED")
-        return TrialResult(trial.number, "FAIL", None, time.perf_counter() - start, message,
-                           run_id=run and run.run_id)
-    finally:
-        beat.stop()
+        result = train(loaded, console, run=out.run, on_eval=on_eval)
+        out.values = objective_values(spec, result.final)
+        out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
+    return out.result

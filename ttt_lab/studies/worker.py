@@ -28,28 +28,16 @@ class WorkerJob:
     distributions: dict[str, Any] | None = None
 
 
-def claim_waiting(study, storage):
-    """Atomically take one enqueued trial (WAITING -> RUNNING); None when none is left."""
-    import optuna
+def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
+    """The next trial for this worker, or None when the study has nothing left to run. Call
+    under the study's mutex: counting and asking are one step. `Study.ask` takes an enqueued
+    trial first (a grid point, a retry); a search asks for a new one while under n_trials."""
     from optuna.trial import TrialState
 
-    for frozen in study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-        tid = storage.get_trial_id_from_study_id_trial_number(
-            storage.get_study_id_from_name(study.study_name), frozen.number)
-        if storage.set_trial_state_values(tid, TrialState.RUNNING):
-            return optuna.trial.Trial(study, tid)
-    return None
+    from ttt_lab.studies.enqueue import SETTLED, count
 
-
-def claim(spec: StudySpec, study, storage, distributions: dict[str, Any] | None):
-    """The next trial for this worker, or None when the study has nothing left to run."""
-    from optuna.trial import TrialState
-
-    trial = claim_waiting(study, storage)
-    if trial is not None or spec.kind == WAITING_ONLY:
-        return trial
-    counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
-    if len(study.get_trials(deepcopy=False, states=counted)) >= (spec.n_trials or 0):
+    nothing_queued = not count(study, TrialState.WAITING)
+    if nothing_queued and (spec.kind == WAITING_ONLY or count(study, *SETTLED) >= (spec.n_trials or 0)):
         return None
     return study.ask(fixed_distributions=distributions)
 
@@ -90,7 +78,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
         with study_mutex(storage, job.storage_url, job.spec.name):  # count-then-ask is one step
-            trial = claim(job.spec, study, storage, job.distributions)
+            trial = claim(job.spec, study, job.distributions)
         if trial is None:
             break
         trial.set_user_attr("host", socket.gethostname())

@@ -9,14 +9,13 @@ are three reward functions whose weights are the rubric's weights, so TRL logs e
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.env.dataset import Example, dataset_jsonl
-from ttt_lab.train.common import TrainError, load_model, mark_done
+from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.phase_data import (
     SHUFFLE_DATASET,
     micro_batch,
@@ -68,7 +67,7 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
 
 
 def max_completion_tokens(cfg: Config, max_new_tokens: int, tokenizer) -> int:
-    from ttt_lab.train.rollout import ChatTokens
+    from ttt_lab.train.generation import ChatTokens
 
     return cfg.env.max_model_turns * (max_new_tokens + ChatTokens(tokenizer).max_env_tokens())
 
@@ -96,19 +95,17 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
         per_device_train_batch_size=micro, gradient_accumulation_steps=phase.batch_size // micro,
         num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
-        loss_type=phase.loss_type,
-        epsilon_high=phase.epsilon_high if phase.epsilon_high is not None else 0.28, beta=0.0,
+        loss_type=phase.loss_type, epsilon_high=phase.epsilon_high, beta=phase.beta,
         max_completion_length=max_completion_tokens(cfg, max_new, tokenizer),
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
         shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
         bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=cfg.train.gradient_checkpointing,
         report_to="none", logging_steps=1,
-        save_strategy="steps", save_steps=max(1, min(25, steps // 4 or 1)), save_total_limit=1,
-        disable_tqdm=True, lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
+        save_strategy="steps", save_steps=save_steps(cfg, steps), save_total_limit=1,
+        disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler, warmup_steps=phase.warmup_steps,
+        log_completions=False,
         **_vllm_args(cfg, max_new),
     )
-    if phase.batch_size % phase.num_generations:
-        raise TrainError(f"batch_size {phase.batch_size} is not a multiple of num_generations {phase.num_generations}")
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
         processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new),
@@ -119,19 +116,14 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     trainer.remove_callback(PrinterCallback)
     last = _last_checkpoint(work / "trainer") if resume else None
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
-    model_out = trainer.model
-    if hasattr(model_out, "merge_and_unload"):
-        model_out = model_out.merge_and_unload()
-    model_out.save_pretrained(str(work))
-    tokenizer.save_pretrained(str(work))
-    shutil.rmtree(work / "trainer", ignore_errors=True)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
-    mark_done(work, info)
-    if out.exists():
-        shutil.rmtree(out)
-    work.rename(out)
-    return info
+    return publish(trainer.model, tokenizer, work, out, info)
+
+
+def save_steps(cfg: Config, steps: int) -> int:
+    """Steps between two trainer checkpoints of a phase (see `train.save_every`)."""
+    return max(1, min(cfg.train.save_every, steps // cfg.train.saves_per_phase))
 
 
 def _vllm_args(cfg: Config, max_new_tokens: int) -> dict:

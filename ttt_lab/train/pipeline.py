@@ -12,6 +12,7 @@ step axis: phase i's steps are offset by the steps of the phases before it, and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -27,7 +28,8 @@ from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config
 from ttt_lab.evaluation.summary import Summary
 from ttt_lab.locks import file_lock
-from ttt_lab.train.common import check_device, check_vllm, done_info, is_done, quiet, torch_threads
+from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
+from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads
 
 
 @dataclass
@@ -41,8 +43,12 @@ class TrainOutcome:
 
 
 def sft_key(cfg: Config, base: str) -> str:
-    spec = {"base": base, "sft": dataclasses.asdict(cfg.train.sft), "env": dataclasses.asdict(cfg.env),
-            "dataset": dataclasses.asdict(cfg.dataset), "seed": cfg.seed, "model": dataclasses.asdict(cfg.model)}
+    """The warm-up cache's key: its settings and the base model's *content* (how the home
+    path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
+    share one warm-up)."""
+    spec = {"base": checkpoint_digest(base), "sft": dataclasses.asdict(cfg.train.sft),
+            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(cfg.dataset), "seed": cfg.seed,
+            "model": dataclasses.asdict(cfg.model) | {"path": ""}}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -115,77 +121,89 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
 def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: bool, run,
            on_eval: Callable[[int, list[Summary]], None] | None) -> TrainOutcome:
     from ttt_lab.players.hf import resolve_model_path
-    from ttt_lab.train import grpo, sft
-    from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
-    from ttt_lab.train.common import load_model
+    from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.evaluate import evaluate_model
-    from ttt_lab.train.phase_data import phase_steps
-    from ttt_lab.train.progress import StepProgress
 
     cfg = loaded.cfg
-    home = Path(cfg.home)
     if fresh and folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    owned = run is None
-    if owned:
-        run = _open_run(loaded, folder)
-    try:
+    with contextlib.ExitStack() as stack:
+        owned = run is None
+        if owned:
+            run = _open_run(loaded, folder)
+            if run is not None:
+                stack.enter_context(run)  # ends FINISHED, or FAILED / KILLED on an exception
         base = resolve_model_path(cfg)
         load_model(base, cfg)  # fail on a bad checkpoint before any work
-        current, step, sft_eval = base, 0, None
+        current, sft_eval = base, None
         if cfg.train.sft.enabled:
-            cache = home / "cache" / f"sft-{sft_key(cfg, base)}"
-            with file_lock(cache.with_name(cache.name + ".lock")):
-                if not is_done(cache):
-                    console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}",
-                                  highlight=False)
-                    info = sft.run_sft(cfg, base, cache)
-                else:
-                    info = done_info(cache)
-                    console.print(f"SFT warm-up: reusing {cache}", highlight=False)
-            if run is not None:
-                for i, loss in enumerate(info.get("losses", [])):
-                    run.log_metrics({"sft/loss": loss}, step=i)
-                run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
-                run.flush()
-            current = str(cache)
+            current = _warm_up(cfg, base, console, run)
             sft_eval = _evaluate_path(current, cfg, evaluate_model)
             _log_summaries(run, sft_eval, 0, "eval_sft")
-        for i, phase in enumerate(cfg.train.phases):
-            out = folder / f"{i}-{phase.name}"
-            steps = phase_steps(cfg, phase)
-            if is_done(out):
-                console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
-            else:
-                with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:
-                    def periodic(model, tokenizer, at: int) -> None:
-                        summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
-                        _log_summaries(run, summaries, at)
-                        if on_eval is not None:
-                            on_eval(at, summaries)
-
-                    games: list = []
-                    cbs = [MetricsCallback(run, games, step, i, bar.update),
-                           EvalCallback(cfg.train.eval_every, periodic, step)]
-                    grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games)
-            current, step = str(out), step + steps
+        current, step = _phases(cfg, folder, current, console, run, on_eval)
         model, tokenizer = load_model(current, cfg)
         final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
         if run is not None:
             run.set_tags({"ttt.checkpoint": str(Path(current).resolve())})
-            if owned:
-                run.end("FINISHED")
-    except BaseException as e:
-        if run is not None and owned:
-            run.__exit__(type(e), e, None)
-        raise
     return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)
 
 
+def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
+    """The SFT checkpoint for `base`: built once per warm-up key under a lock, then shared."""
+    from ttt_lab.train import sft
+
+    cache = Path(cfg.home) / "cache" / f"sft-{sft_key(cfg, base)}"
+    with file_lock(cache.with_name(cache.name + ".lock")):
+        if not is_done(cache):
+            console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}", highlight=False)
+            info = sft.run_sft(cfg, base, cache)
+        else:
+            info = done_info(cache)
+            console.print(f"SFT warm-up: reusing {cache}", highlight=False)
+    if run is not None:
+        for i, loss in enumerate(info.get("losses", [])):
+            run.log_metrics({"sft/loss": loss}, step=i)
+        run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
+        run.flush()
+    return str(cache)
+
+
+def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
+            on_eval: Callable[[int, list[Summary]], None] | None) -> tuple[str, int]:
+    """Each RL phase from the previous one's checkpoint (finished phases skipped); the last
+    checkpoint and the steps taken over all phases."""
+    from ttt_lab.train import grpo
+    from ttt_lab.train.callbacks import EvalCallback, MetricsCallback
+    from ttt_lab.train.evaluate import evaluate_model
+    from ttt_lab.train.phase_data import phase_steps
+    from ttt_lab.train.progress import StepProgress
+
+    def periodic(model, tokenizer, at: int) -> None:
+        summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
+        _log_summaries(run, summaries, at)
+        if on_eval is not None:
+            on_eval(at, summaries)
+
+    step = 0
+    for i, phase in enumerate(cfg.train.phases):
+        out = folder / f"{i}-{phase.name}"
+        steps = phase_steps(cfg, phase)
+        if is_done(out):
+            console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
+        else:
+            with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:
+                games: list = []
+                cbs = [MetricsCallback(run, games, step, i, bar.update),
+                       EvalCallback(cfg.train.eval_every, periodic, step)]
+                grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games)
+        current, step = str(out), step + steps
+    return current, step
+
+
 def _evaluate_path(path: str, cfg: Config, evaluate_model) -> list[Summary]:
-    from ttt_lab.train.common import load_model
+    from ttt_lab.train.checkpoints import load_model
 
     model, tokenizer = load_model(path, cfg)
     return evaluate_model(model, tokenizer, cfg, cfg.eval.games)

@@ -16,7 +16,7 @@ from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
-from ttt_lab.train.common import load_model, mark_done
+from ttt_lab.train.checkpoints import load_model, publish
 
 SFT_SALT = 0x5F7
 
@@ -60,8 +60,8 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
         per_device_train_batch_size=s.batch_size, assistant_only_loss=s.assistant_only_loss, max_length=None,
         use_cpu=cfg.model.device == "cpu", bf16=cfg.model.dtype == "bfloat16", report_to="none",
-        logging_steps=5, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed, lr_scheduler_type="cosine",
-        warmup_steps=10, disable_tqdm=True, dataset_num_proc=None,
+        logging_steps=s.logging_steps, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed,
+        lr_scheduler_type=s.lr_scheduler, warmup_steps=s.warmup_steps, disable_tqdm=True, dataset_num_proc=None,
         gradient_checkpointing=cfg.train.gradient_checkpointing,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
@@ -70,14 +70,7 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
     trainer.remove_callback(PrinterCallback)
     result = trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    trainer.save_model(str(work))
-    tokenizer.save_pretrained(str(work))
-    shutil.rmtree(work / "trainer", ignore_errors=True)
     info = {"games": len(records), "kept": len(kept), "steps": result.global_step, "first_loss": losses[:1],
             "final_loss": losses[-1:], "losses": losses}
     (work / "sft_summary.json").write_text(json.dumps(info))
-    mark_done(work, info)
-    if out.exists():
-        shutil.rmtree(out)
-    work.rename(out)
-    return info
+    return publish(trainer.model, tokenizer, work, out, info)

@@ -1,4 +1,4 @@
-"""The transformers backend of the rollout engine: every game's tokens in one batch KV cache.
+"""The transformers generation backend: every game's tokens in one batch KV cache.
 
 A turn feeds each playing game its new tokens (left-padded into one block), then decodes
 one token per step for all games still writing their reply; a game that has finished its
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 import torch
 
-from ttt_lab.train.rollout import ChatTokens, Reply, Sampling
+from ttt_lab.train.generation import ChatTokens, Reply, Sampling
 
 
-class CachedTurns:
-    """`rollout.Turns` on a transformers model: one `_Batch` of all games."""
+class KVCacheBackend:
+    """`generation.Backend` on a transformers model: one `_Batch` of all games."""
 
     def __init__(self, model, chat: ChatTokens, n: int, max_len: int, sampling: Sampling,
                  generator: torch.Generator | None) -> None:

@@ -1,4 +1,4 @@
-"""The vLLM backend of the rollout engine (GPU; `train.use_vllm=true`).
+"""The vLLM generation backend (GPU; `train.use_vllm=true`).
 
 Each turn sends every playing game's whole token sequence so far to TRL's
 `VLLMGeneration` (the trainer's colocated engine or vLLM server, with the trainer's
@@ -10,11 +10,11 @@ for its importance-sampling correction.
 
 from __future__ import annotations
 
-from ttt_lab.train.rollout import Reply
+from ttt_lab.train.generation import Reply
 
 
-class VLLMTurns:
-    """`rollout.Turns` on TRL's `VLLMGeneration` (anything with its `generate`)."""
+class VLLMBackend:
+    """`generation.Backend` on TRL's `VLLMGeneration` (anything with its `generate`)."""
 
     def __init__(self, generation, n: int, max_new_tokens: int) -> None:
         self.generation, self.max_new = generation, max_new_tokens

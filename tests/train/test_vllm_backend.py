@@ -102,7 +102,7 @@ def test_grpo_hands_trl_a_per_turn_cap_and_the_sampling_logprobs_under_vllm(tmp_
 
 
 def test_rollout_func_generates_with_the_trainers_vllm_and_returns_its_logprobs(sft_run, tmp_path) -> None:
-    from ttt_lab.train.common import load_model
+    from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.grpo import make_rollout_func
     from ttt_lab.train.phase_data import phase_dataset
 

@@ -1,68 +1,19 @@
-"""Shared pieces of the training stages: quiet libraries, CPU threads, checks, checkpoints."""
+"""Checkpoints of the training stages: loading one for training, and publishing one.
+
+A stage trains into `<out>.work/`; `publish` saves the model there, writes the done marker
+last and renames the folder to `<out>`, so a folder without `.work` is always complete."""
 
 from __future__ import annotations
 
 import json
-import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from ttt_lab.config.schema import Config
-from ttt_lab.errors import TttLabError
+from ttt_lab.train.runtime import TrainError
 
 DONE = "done.json"
-
-
-class TrainError(TttLabError):
-    pass
-
-
-def quiet() -> None:
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from ttt_lab.players.hf import quiet_transformers
-
-    quiet_transformers()
-    import warnings
-
-    warnings.filterwarnings("ignore", message=".*past_key_values.*")
-    warnings.filterwarnings("ignore", category=FutureWarning, module=r"(trl|transformers)(\..*)?")
-    import datasets
-
-    datasets.disable_progress_bars()
-    warnings.filterwarnings("ignore", category=UserWarning, module=r"(trl|transformers|torch)(\..*)?")
-
-
-def torch_threads() -> None:
-    import torch
-
-    n = os.environ.get("TTT_LAB_TORCH_THREADS")
-    torch.set_num_threads(int(n) if n else max(1, min(os.cpu_count() or 1, 8)))
-
-
-def check_device(cfg: Config) -> None:
-    import torch
-
-    if cfg.model.device.startswith("cuda") and not torch.cuda.is_available():
-        raise TrainError(
-            f"model.device={cfg.model.device} but this machine has no CUDA device. Use model.device=cpu "
-            "(and model=tiny on a CPU machine)."
-        )
-
-
-def check_vllm(cfg: Config) -> None:
-    if not cfg.train.use_vllm:
-        return
-    import importlib.util
-
-    import torch
-
-    if importlib.util.find_spec("vllm") is None or not torch.cuda.is_available():
-        raise TrainError(
-            "train.use_vllm=true needs a CUDA GPU and the vllm package (pip install vllm); this machine lacks "
-            f"{'vllm' if importlib.util.find_spec('vllm') is None else 'a CUDA device'}. Drop train.use_vllm to "
-            "generate with transformers."
-        )
 
 
 def check_reply_budget(tokenizer, max_new_tokens: int) -> None:
@@ -88,6 +39,43 @@ def mark_done(folder: Path, info: dict[str, Any]) -> None:
 
 def done_info(folder: Path) -> dict[str, Any]:
     return json.loads((folder / DONE).read_text())
+
+
+def checkpoint_digest(path: str) -> str:
+    """A checkpoint's content hash: every file of a local folder (name and bytes; files over
+    64 MiB by size and their first and last MiB), or the hub id itself."""
+    import hashlib
+
+    folder = Path(path)
+    if not folder.is_dir():
+        return f"hub:{path}"
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(f.relative_to(folder).as_posix().encode() + b"\0")
+        size = f.stat().st_size
+        with f.open("rb") as fh:
+            if size <= 64 << 20:
+                h.update(fh.read())
+            else:
+                h.update(str(size).encode() + fh.read(1 << 20))
+                fh.seek(-(1 << 20), 2)
+                h.update(fh.read())
+    return h.hexdigest()
+
+
+def publish(model, tokenizer, work: Path, out: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """Save `model` (LoRA adapters merged) into `work`, drop the trainer's state, mark it done
+    and move it to `out`; returns `info`."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(str(work))
+    tokenizer.save_pretrained(str(work))
+    shutil.rmtree(work / "trainer", ignore_errors=True)
+    mark_done(work, info)
+    if out.exists():
+        shutil.rmtree(out)
+    work.rename(out)
+    return info
 
 
 def load_model(path: str, cfg: Config):

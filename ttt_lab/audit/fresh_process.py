@@ -1,6 +1,6 @@
 """Replaying an opponent in a fresh interpreter: replies must not depend on the process.
 
-`python -m ttt_lab.audit.replay` reads {opponent, p_random, boards, seeds} as JSON on
+`python -m ttt_lab.audit.fresh_process` reads {opponent, p_random, boards, seeds} as JSON on
 stdin, builds the opponent the way every command does, and prints its replies as JSON.
 """
 
@@ -16,23 +16,6 @@ from ttt_lab.config.schema import OpponentConfig
 from ttt_lab.errors import TttLabError
 
 
-def opponent_factory(cfg: OpponentConfig):
-    """`make(p)`: the configured opponent with random-move probability p, or None when its
-    class takes no `p_random`."""
-    import inspect
-
-    from ttt_lab.config.build import _import, build_opponent
-
-    takes_p = "p_random" in inspect.signature(_import(cfg._target_)).parameters
-
-    def make(p: float):
-        if not takes_p and p != cfg.p_random:
-            return None
-        return build_opponent(dataclasses.replace(cfg, p_random=p))
-
-    return make
-
-
 class Replay:
     """The opponent's replies to `boards` x `seeds`, computed in a fresh interpreter that
     starts at once and runs alongside the audit (a second core does the work)."""
@@ -41,7 +24,7 @@ class Replay:
         request = {"opponent": dataclasses.asdict(cfg), "p_random": p, "boards": boards, "seeds": seeds}
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(x for x in sys.path if x and os.path.isdir(x))
-        self._proc = subprocess.Popen([sys.executable, "-m", "ttt_lab.audit.replay"], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([sys.executable, "-m", "ttt_lab.audit.fresh_process"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._request = json.dumps(request)
 
@@ -57,7 +40,7 @@ class Replay:
 def main() -> None:
     request = json.loads(sys.stdin.read())
     cfg = OpponentConfig(**request["opponent"])
-    from ttt_lab.config.build import build_opponent
+    from ttt_lab.config.build import build_opponent, opponent_factory
 
     opponent = opponent_factory(cfg)(request["p_random"]) or build_opponent(cfg)
     out = [[as_cell(opponent.reply(b, s)) for s in request["seeds"]] for b in request["boards"]]

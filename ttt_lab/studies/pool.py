@@ -1,0 +1,119 @@
+"""The worker processes of one `ttt-lab sweep` call: started once, watched until each exits.
+
+Workers report ('start' | 'end' | 'exit', worker, payload) events; the pool prints each
+trial as it ends, advances the progress bar, stops claiming after --max-failures, and fails
+the trial of a worker that died without saying so."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from optuna.trial import TrialState
+from rich.console import Console
+
+from ttt_lab.studies.plan import Plan
+from ttt_lab.studies.worker import WorkerJob, worker_main
+
+COLOURS = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red"}
+
+
+@dataclass
+class Tally:
+    finished: int = 0
+    failed: int = 0
+    pruned: int = 0
+
+
+@dataclass
+class WorkerPool:
+    plan: Plan
+    storage: object
+    store: object
+    parent: str
+    storage_url: str
+    console: Console
+    max_failures: int | None = None
+    tally: Tally = field(default_factory=Tally)
+
+    def run(self, workers: int, todo: int) -> Tally:
+        """Start `workers` (at most `todo`) processes and wait for every one to exit."""
+        from ttt_lab.progress import games_progress
+
+        cfg = self.plan.base.cfg
+        workers = max(1, min(workers, todo))
+        log_dir = Path(cfg.home) / "studies" / self.plan.spec.name
+        log_dir.mkdir(parents=True, exist_ok=True)
+        ctx = mp.get_context("spawn")
+        self.events, self.stop = ctx.Queue(), ctx.Event()
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        self.procs = {i: self._start(ctx, i, threads, log_dir) for i in range(workers)}
+        self.running: dict[int, int] = {}
+        self.exited: set[int] = set()
+        self.console.print(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}",
+                           highlight=False)
+        with games_progress(self.console) as progress:
+            self.progress, self.task = progress, progress.add_task(f"study {self.plan.spec.name}", total=todo)
+            while len(self.exited) < len(self.procs):
+                self._pump()
+                for i, p in self.procs.items():
+                    if i not in self.exited and not p.is_alive() and self.events.empty():
+                        self._died(i, p)
+        for p in self.procs.values():
+            p.join()
+        return self.tally
+
+    def _start(self, ctx, index: int, threads: int, log_dir: Path):
+        cfg = self.plan.base.cfg
+        job = WorkerJob(self.plan.spec, self.storage_url, self.parent, cfg.tracking.uri, cfg.tracking.artifacts,
+                        str(Path(cfg.home).resolve()), index, threads, str(log_dir), self.max_failures,
+                        self.plan.distributions)
+        proc = ctx.Process(target=worker_main, args=(job, self.events, self.stop), daemon=False)
+        proc.start()
+        return proc
+
+    def _pump(self) -> None:
+        try:
+            kind, worker, payload = self.events.get(timeout=0.5)
+        except queue.Empty:
+            return
+        if kind == "start":
+            self.running[worker] = payload[0]
+        elif kind == "end":
+            self.running.pop(worker, None)
+            self._ended(payload)
+        elif kind == "exit":
+            self.exited.add(worker)
+
+    def _ended(self, r) -> None:
+        self.tally.finished += r.state == "COMPLETE"
+        self.tally.pruned += r.state == "PRUNED"
+        self.tally.failed += r.state == "FAIL"
+        vals = ", ".join(f"{v:.3f}" for v in r.values) if r.values else r.error or ""
+        self.console.print(f"trial {r.number} [{COLOURS[r.state]}]{r.state}[/] in {r.seconds:.1f} s  {vals}",
+                           highlight=False)
+        self.progress.advance(self.task, 1)
+        if self.max_failures is not None and self.tally.failed >= self.max_failures and not self.stop.is_set():
+            self.console.print(f"[red]{self.tally.failed} failed trials: stopping "
+                               f"(--max-failures {self.max_failures})[/]")
+            self.stop.set()
+
+    def _died(self, index: int, proc) -> None:
+        import optuna
+
+        from ttt_lab.studies.recovery import fail_trial
+
+        self.exited.add(index)
+        number = self.running.pop(index, None)
+        self.console.print(f"[red]worker {index} died (exit code {proc.exitcode})[/]"
+                           + (f" during trial {number}; marked failed" if number is not None else ""), highlight=False)
+        if number is None:
+            return
+        study = optuna.load_study(study_name=self.plan.spec.name, storage=self.storage)
+        frozen = study.get_trials(deepcopy=False)[number]
+        if frozen.state == TrialState.RUNNING:
+            fail_trial(study, self.storage, self.store, frozen, f"worker died (exit code {proc.exitcode})")
+        self.tally.failed += 1

@@ -1,0 +1,94 @@
+"""What the game loop and its generation backends share: the rollout a game produces, a
+reply, the sampling settings, the chat's token pieces, and the `Backend` protocol.
+
+A backend writes one reply per playing game and turn: `kv_backend.KVCacheBackend`
+(transformers, one batch KV cache, the conversation never re-encoded) or
+`vllm_backend.VLLMBackend` (vLLM through TRL). The game loop is `rollout.play_games`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ttt_lab.env import parser, prompts
+from ttt_lab.env.record import GameRecord
+
+
+@dataclass
+class Rollout:
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    """Per completion token: its log-probability under the sampling distribution (the model's
+    logits over the temperature; temperature 1 when greedy), 0.0 for the environment's tokens."""
+    record: GameRecord | None = None
+
+
+Reply = tuple[list[int], list[float]]
+"""A reply's tokens and their sampling log-probabilities."""
+
+
+@dataclass
+class Sampling:
+    temperature: float = 1.0
+    """0 means greedy."""
+    max_new_tokens: int = 32
+
+
+class ChatTokens:
+    """Token ids for the pieces of a ChatML-style conversation, without re-encoding history."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tok = tokenizer
+        self.eos = tokenizer.eos_token_id
+        self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos
+
+    def encode(self, text: str) -> list[int]:
+        return self.tok(text, add_special_tokens=False)["input_ids"]
+
+    def max_env_tokens(self) -> int:
+        """An upper bound on the environment's tokens between two replies."""
+        longest = max((parser.feedback(parser.Parsed(k, 0, False)) for k in parser.INVALID_KINDS), key=len)
+        status = f"{longest} {prompts.opponent_status('X', 8)}"
+        messages = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"},
+                    {"role": "user", "content": prompts.turn_message(".........", status)}]
+        return len(self.after_reply(messages, ended_with_eos=False)[0]) + 16
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The conversation as the template writes it, ready for the assistant's turn."""
+        return self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def prompt(self, messages: list[dict[str, str]]) -> list[int]:
+        return self.encode(self.render(messages))
+
+    def after_reply(self, messages: list[dict[str, str]], ended_with_eos: bool,
+                    before: str | None = None) -> tuple[list[int], str]:
+        """The environment's tokens after the model's last reply (`messages[-2]`): end of turn,
+        the next user message (`messages[-1]`) and the assistant header, read off the template;
+        and the rendering of `messages`. `before`, the rendering of `messages[:-2]` (what the
+        previous call returned), spares rendering it again: the template runs once a turn."""
+        before = self.render(messages[:-2]) if before is None else before
+        full = self.render(messages)
+        reply = messages[-2]["content"]
+        if full.startswith(before + reply):
+            tail = full[len(before) + len(reply) :]
+        else:  # a template that rewrites earlier turns: fall back to everything after the reply's turn
+            tail = self.tok.eos_token + "\n" + full[len(self.tok.apply_chat_template(
+                messages[:-1], tokenize=False, add_generation_prompt=False)) :]
+        ids = self.encode(tail)
+        if ended_with_eos and ids[:1] == [self.eos]:
+            ids = ids[1:]
+        return ids, full
+
+
+class Backend(Protocol):
+    """A generation backend: one reply per playing game and turn."""
+
+    def turn(self, chunks: list[list[int]], live: list[bool]) -> list[Reply]:
+        """`chunks[r]`: the tokens game row `r` received since its last reply (its prompt at
+        first); returns each live row's reply, `([], [])` for the others."""
+
+    def keep(self, rows: list[int]) -> None:
+        """Only rows `rows` (in that order) play on."""
