@@ -1,5 +1,6 @@
-"""Audits as a rich table, `audit.json`, a Markdown section and a self-contained HTML section
-(inline SVG figures: no script, no network), ready for reports to include."""
+"""Audits as a rich table, `audit.json`, and pages from the shared templates: `audit.md` and a
+self-contained `audit.html` (inline SVG figures: no script, no network), and a block that
+reports include."""
 
 from __future__ import annotations
 
@@ -9,17 +10,9 @@ from pathlib import Path
 from rich.table import Table
 
 from ttt_lab.audit.checks import FAIL, PASS, SKIP, WARN, Audit
+from ttt_lab.pages import AuditBlock, fmt, render, render_blocks
 
 STYLE = {PASS: "green", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
-COLOUR = {PASS: "#1a7f37", WARN: "#9a6700", FAIL: "#cf222e", SKIP: "#6e7781"}
-
-
-def fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
-        return f"{value:.3g}"
-    return f"{value:.4f}".rstrip("0").rstrip(".") if value != int(value) else f"{int(value)}"
 
 
 def rich_table(audit: Audit) -> Table:
@@ -33,22 +26,12 @@ def rich_table(audit: Audit) -> Table:
 
 
 def markdown(audit: Audit) -> str:
-    lines = [f"### {audit.kind.capitalize()} audit: {audit.status}", "", f"Subject: `{audit.subject}`", "",
-             "| check | value | threshold | status | detail |", "|---|---:|---|---|---|"]
-    for c in audit.checks:
-        lines.append(f"| {c.name} | {fmt(c.value)} | {c.threshold} | **{c.status}** | {c.detail} |")
-    if "cells_observed" in audit.data:
-        lines += ["", "Chosen cells at tie positions, observed / uniform tie-breaking (share):", "", "```"]
-        obs, exp = audit.data["cells_observed"], audit.data["cells_expected"]
-        for r in range(3):
-            lines.append("  ".join(f"{obs[3 * r + c]:.3f}/{exp[3 * r + c]:.3f}" for c in range(3)))
-        lines.append("```")
-    if "members" in audit.data:
-        lines += ["", "| panel member | games | draw | loss | held 95% CI |", "|---|---:|---:|---:|---|"]
-        for m in audit.data["members"]:
-            lines.append(f"| {m['name']} | {m['games']} | {m['draw_rate']:.1%} | {m['loss_rate']:.1%} | "
-                         f"[{m['held_lo']:.1%}, {m['held_hi']:.1%}] |")
-    return "\n".join(lines) + "\n"
+    return render("audit.md.j2", audit=audit)
+
+
+def block(audit: Audit) -> AuditBlock:
+    """The audit as a block of a page (a report includes it)."""
+    return AuditBlock(audit, figures(audit))
 
 
 def _heatmap(obs: list[float], exp: list[float]) -> str:
@@ -118,23 +101,11 @@ def _figures(d: dict) -> list[tuple[str, str]]:
 
 
 def html_section(audit: Audit) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(c.name)}</td><td class='num'>{fmt(c.value)}</td><td>{html.escape(c.threshold)}</td>"
-        f"<td style='color:{COLOUR[c.status]};font-weight:bold'>{c.status}</td><td>{html.escape(c.detail)}</td></tr>"
-        for c in audit.checks)
-    figs = "".join(f"<figure>{svg}<figcaption>{html.escape(cap)}</figcaption></figure>" for cap, svg in figures(audit))
-    return (f"<section class='audit'><h3>{audit.kind.capitalize()} audit: "
-            f"<span style='color:{COLOUR[audit.status]}'>{audit.status}</span></h3>"
-            f"<p>Subject: <code>{html.escape(audit.subject)}</code> ({audit.seconds:.2f} s)</p>"
-            f"<table><tr><th>check</th><th>value</th><th>threshold</th><th>status</th><th>detail</th></tr>{rows}"
-            f"</table>{figs}</section>")
+    return render_blocks([block(audit)])
 
 
 def html_page(audit: Audit) -> str:
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>ttt-lab audit</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ddd;"
-            "padding:4px 8px;text-align:left}td.num{text-align:right}figure{display:inline-block;margin:1em}"
-            f"</style></head><body>{html_section(audit)}</body></html>\n")
+    return render("audit.html.j2", audit=audit, figures=figures(audit))
 
 
 def write(audit: Audit, folder: Path) -> list[Path]:

@@ -12,6 +12,7 @@ from rich.console import Console
 from ttt_lab.audit.checks import Audit
 from ttt_lab.config.build import opponent_factory
 from ttt_lab.config.load import Loaded
+from ttt_lab.tracking import keys
 
 KINDS = ("opponent", "dataset", "policy")
 
@@ -78,13 +79,12 @@ def policy_audit(loaded: Loaded, console: Console) -> Audit:
 
 def tracking_job(loaded: Loaded, audit: Audit, paths: list[Path]):
     from ttt_lab.config.flatten import flat_items
-    from ttt_lab.tracking import provenance
     from ttt_lab.tracking.background import Job
+    from ttt_lab.tracking.runs import run_tags
 
     cfg = loaded.cfg
-    tags = provenance.tags(loaded.config_hash, cfg.seed) | {
-        "ttt.kind": "audit", "ttt.audit": audit.kind, "ttt.audit.status": audit.status,
-        "ttt.overrides": " ".join(loaded.overrides)}
+    tags = run_tags("audit", loaded.config_hash, cfg.seed, loaded.overrides,
+                    extra={keys.AUDIT: audit.kind, keys.AUDIT_STATUS: audit.status})
     params = {k: str(v)[:6000] for k, v in flat_items(loaded.tree).items()}
     return Job(cfg.tracking.experiment, f"audit-{audit.kind}-{loaded.config_hash[:6]}", tags, params,
                audit.metrics(), [str(p) for p in paths], "audit")

@@ -14,6 +14,7 @@ from ttt_lab.env.driver import Player
 from ttt_lab.evaluation import report
 from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
 from ttt_lab.progress import games_progress
+from ttt_lab.tracking import keys
 
 
 @dataclass
@@ -26,18 +27,14 @@ class EvalOutcome:
 
 
 def _start_run(loaded: Loaded, player: Player):
-    from ttt_lab.tracking import provenance
-    from ttt_lab.tracking.store import TrackedRun, flatten, open_store
+    from ttt_lab.tracking.runs import open_run
+    from ttt_lab.tracking.store import open_store
 
     cfg = loaded.cfg
     store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
-    tags = provenance.tags(loaded.config_hash, cfg.seed)
-    tags |= {"ttt.kind": "eval", "ttt.player": repr(player), "ttt.suite": cfg.eval.suite,
-             "ttt.overrides": " ".join(loaded.overrides)}
-    run = TrackedRun(store, cfg.tracking.experiment, name=f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
-                     tags=tags)
-    run.log_params(flatten(loaded.tree))
-    return run
+    return open_run(store, cfg.tracking.experiment, "eval", f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
+                    config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides,
+                    tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite}, tree=loaded.tree)
 
 
 def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Path | None) -> None:

@@ -61,11 +61,6 @@ def normalised_entropy(counts: list[int]) -> float:
     return h / math.log(len(counts))
 
 
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)
-
-
 def mean_interval(values: list[float]) -> tuple[float, float, float]:
     """Mean and 95 % Student-t interval over seeds; (mean, mean, mean) for a single value."""
     n = len(values)
@@ -75,6 +70,7 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
     if n == 1:
         return mean, mean, mean
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.959963984540054
-    half = t * sd / math.sqrt(n)
+    from scipy.stats import t as student_t
+
+    half = float(student_t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     return mean, mean - half, mean + half

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ttt_lab.errors import TttLabError
+from ttt_lab.tracking import keys
 
 Curve = list[tuple[int, float]]
 
@@ -81,8 +82,8 @@ def trial_from_run(run, with_curves: bool, store) -> Trial:
     from ttt_lab.tracking.store import metric_history
 
     tags, params = run.data.tags, run.data.params
-    overrides = tags.get("ttt.trial_overrides", "").split()
-    t = Trial(run.info.run_id, _int(tags.get("ttt.trial"), -1), run.info.status, tags.get("optuna.state", "?"),
+    overrides = tags.get(keys.TRIAL_OVERRIDES, "").split()
+    t = Trial(run.info.run_id, _int(tags.get(keys.TRIAL), -1), run.info.status, tags.get(keys.OPTUNA_STATE, "?"),
               overrides, condition_of(overrides), _int(params.get("seed")),
               _int(params.get("train.phases.0.batch_size"), 1), dict(run.data.metrics), dict(tags),
               params=dict(params))
@@ -127,7 +128,7 @@ def policy_audits(store, trials: list[Trial]) -> dict[str, dict]:
     from ttt_lab.tracking.store import read_text_artifact, search_all
 
     out: dict[str, dict] = {}
-    by_checkpoint = {t.tags["ttt.checkpoint"]: t for t in trials if t.tags.get("ttt.checkpoint")}
+    by_checkpoint = {t.tags[keys.CHECKPOINT]: t for t in trials if t.tags.get(keys.CHECKPOINT)}
     if not by_checkpoint:
         return out
     runs = search_all(store, "tags.`ttt.audit` = 'policy'")
@@ -147,7 +148,7 @@ def spec_of(study: Study) -> dict[str, Any]:
     import json
 
     out = {}
-    for k in ("ttt.params", "ttt.objectives"):
+    for k in (keys.PARAMS, keys.OBJECTIVES):
         try:
             out[k] = json.loads(study.tags.get(k, "null"))
         except ValueError:

@@ -1,9 +1,10 @@
 """The report as one self-contained HTML page (inline SVG, no script, no network) and its
-Markdown twin (figures as SVG files beside it)."""
+Markdown twin (figures as SVG files beside it), both from the templates in
+`ttt_lab/templates/` (`report.html.j2`, `report.md.j2`). Each section is a list of blocks
+(`ttt_lab.pages`): paragraphs, tables, figures, audits."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass, field
@@ -12,9 +13,11 @@ from pathlib import Path
 
 from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
+from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
 from ttt_lab.report import figures
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, spec_of, values
 from ttt_lab.report.stability import Flag, flags, rules_text
+from ttt_lab.tracking import keys
 
 PUBLISHED = (
     ("LFM2-2.6B base", (40, 11, 49), (0, 11, 89)),
@@ -29,8 +32,15 @@ PUBLISHED = (
 @dataclass
 class Section:
     title: str
-    html: str
-    markdown: str
+    blocks: list = field(default_factory=list)
+
+    @property
+    def html(self) -> str:
+        return render_blocks(self.blocks)
+
+    @property
+    def markdown(self) -> str:
+        return render_blocks(self.blocks, markdown=True)
 
 
 @dataclass
@@ -42,7 +52,7 @@ class Report:
 
 
 def objective(study: Study) -> str:
-    objs = spec_of(study).get("ttt.objectives") or [{"metric": "eval/optimal/draw_rate"}]
+    objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": "eval/optimal/draw_rate"}]
     return objs[0]["metric"]
 
 
@@ -64,30 +74,18 @@ def results_rows(study: Study) -> list[dict]:
     return rows
 
 
-def _table(head: list[str], rows: list[list[str]]) -> tuple[str, str]:
-    h = "<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>" + "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows) + "</table>"
-    md = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n" + "".join(
-        "| " + " | ".join(c.replace("|", "\\|") for c in r) + " |\n" for r in rows)
-    return h, md
-
-
 def header(study: Study) -> Section:
     t = study.tags
     spec = spec_of(study)
     date = datetime.fromtimestamp(study.start_time / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    dirty = " (dirty tree)" if t.get("ttt.git_dirty") == "true" else ""
-    items = [("question", t.get("ttt.question") or "-"), ("command", t.get("ttt.command", "-")), ("date", date),
-             ("commit", f"{t.get('mlflow.source.git.commit', '?')}{dirty}"),
-             ("baseline config hash", t.get("ttt.config_hash", "?")), ("fixed overrides", t.get("ttt.overrides", "")),
-             ("varied", json.dumps(spec.get("ttt.params"))), ("objective", objective(study)),
+    dirty = " (dirty tree)" if t.get(keys.GIT_DIRTY) == "true" else ""
+    items = [("question", t.get(keys.QUESTION) or "-"), ("command", t.get(keys.COMMAND, "-")), ("date", date),
+             ("commit", f"{t.get(keys.GIT_COMMIT, '?')}{dirty}"),
+             ("baseline config hash", t.get(keys.CONFIG_HASH, "?")), ("fixed overrides", t.get(keys.OVERRIDES, "")),
+             ("varied", json.dumps(spec.get(keys.PARAMS))), ("objective", objective(study)),
              ("trials", f"{sum(x.finished for x in study.trials)} finished of {len(study.trials)}")]
-    h, md = _table(["", ""], [[k, v] for k, v in items])
-    if study.problems:
-        warn = "Partial report: " + "; ".join(study.problems)
-        h = f"<p class='partial'><b>{html.escape(warn)}</b></p>" + h
-        md = f"**{warn}**\n\n" + md
-    return Section(f"Study '{study.name}'", h, md)
+    blocks: list = [Para("Partial report: " + "; ".join(study.problems), "warn")] if study.problems else []
+    return Section(f"Study '{study.name}'", [*blocks, Table(["", ""], [[k, v] for k, v in items])])
 
 
 def results(study: Study) -> Section:
@@ -98,21 +96,18 @@ def results(study: Study) -> Section:
     for r in results_rows(study):
         cells = [f"{pct(r[m][0])} [{pct(r[m][1])}, {pct(r[m][2])}]" for m in shown]
         rows.append([r["condition"], str(r["seeds"]), *cells, r["best"], r["worst"]])
-    h, md = _table(head, rows)
     note = ("Mean over seeds with a 95 % Student-t interval (percent; reward as a fraction x 100); best and worst "
             f"seed by {objective(study)}.")
     ref_head = ["published (LFM2, DESIGN.md)", "W/D/L vs random", "W/D/L vs optimal"]
     ref_rows = [[n, "/".join(map(str, a)), "/".join(map(str, b))] for n, a, b in PUBLISHED]
-    rh, rmd = _table(ref_head, ref_rows)
     ref_note = ("Published figures, for orientation only: a 2.6B model with LoRA, 600 + 400 steps of 256-480 "
                 "games; not the setting of this study.")
-    return Section("Results", f"<p>{note}</p>{h}<p><i>{ref_note}</i></p>{rh}",
-                   f"{note}\n\n{md}\n*{ref_note}*\n\n{rmd}")
+    return Section("Results", [Para(note), Table(head, rows), Para(ref_note, "note"), Table(ref_head, ref_rows)])
 
 
 def curves(report: Report) -> Section:
     conds = report.study.conditions()
-    parts_h, parts_md = [], []
+    figs = Figures()
     for key in CURVES:
         for axis in ("steps", "games"):
             series = {}
@@ -122,10 +117,9 @@ def curves(report: Report) -> Section:
             svg = figures.band_chart(f"{key} vs {axis}", series, "games seen" if axis == "games" else "step")
             name = f"{key.replace('/', '_')}_{axis}.svg"
             report.svgs[name] = svg
-            parts_h.append(f"<figure>{svg}</figure>")
-            parts_md.append(f"![{key} vs {axis}](figures/{name})")
+            figs.items.append((f"{key} vs {axis}", svg, name))
     note = "Mean over seeds (line) and the range over seeds (band); games seen = step x batch size."
-    return Section("Learning curves", f"<p>{note}</p>" + "".join(parts_h), note + "\n\n" + "\n".join(parts_md))
+    return Section("Learning curves", [Para(note), figs])
 
 
 def stability(study: Study, c: StabilityConfig | None = None) -> Section:
@@ -133,51 +127,46 @@ def stability(study: Study, c: StabilityConfig | None = None) -> Section:
     for t in study.trials:
         for f in flags(t.curves, c):
             rows.append([str(t.number), " ".join(t.overrides), f.rule, str(f.step), f.detail])
-    h, md = _table(["trial", "overrides", "flag", "step", "what fired"], rows) if rows else \
-        ("<p>No run tripped a stability rule.</p>", "No run tripped a stability rule.\n")
-    rh, rmd = _table(["rule", "fires when"], [[k, v] for k, v in rules_text(c).items()])
-    return Section("Stability flags", h + "<p>Rules:</p>" + rh, md + "\nRules:\n\n" + rmd)
+    found = Table(["trial", "overrides", "flag", "step", "what fired"], rows) if rows else \
+        Para("No run tripped a stability rule.")
+    return Section("Stability flags", [found, Para("Rules:"),
+                                       Table(["rule", "fires when"], [[k, v] for k, v in rules_text(c).items()])])
 
 
 def reproduce(study: Study) -> Section:
     rows, warnings = [], []
     for cond, trials in study.conditions().items():
-        commits = {(t.tags.get("mlflow.source.git.commit"), t.tags.get("ttt.git_dirty")) for t in trials}
-        versions = {json.dumps({k: v for k, v in t.tags.items() if k.startswith("ttt.version.")}, sort_keys=True)
+        commits = {(t.tags.get(keys.GIT_COMMIT), t.tags.get(keys.GIT_DIRTY)) for t in trials}
+        versions = {json.dumps({k: v for k, v in t.tags.items() if k.startswith(keys.VERSION_PREFIX)}, sort_keys=True)
                     for t in trials}
         if len(commits) > 1 or len(versions) > 1:
             warnings.append(f"{cond}: its runs differ in {'commit' if len(commits) > 1 else 'package versions'}")
         for t in trials:
-            vers = ", ".join(f"{k.removeprefix('ttt.version.')} {v}" for k, v in sorted(t.tags.items())
-                             if k.startswith("ttt.version."))
-            rows.append([cond, str(t.seed), t.tags.get("ttt.command", "?"), t.tags.get("ttt.config_hash", "?"),
-                         f"{t.tags.get('mlflow.source.git.commit', '?')[:12]}"
-                         f"{' dirty' if t.tags.get('ttt.git_dirty') == 'true' else ''}", vers,
+            vers = ", ".join(f"{k.removeprefix(keys.VERSION_PREFIX)} {v}" for k, v in sorted(t.tags.items())
+                             if k.startswith(keys.VERSION_PREFIX))
+            rows.append([cond, str(t.seed), t.tags.get(keys.COMMAND, "?"), t.tags.get(keys.CONFIG_HASH, "?"),
+                         f"{t.tags.get(keys.GIT_COMMIT, '?')[:12]}"
+                         f"{' dirty' if t.tags.get(keys.GIT_DIRTY) == 'true' else ''}", vers,
                          f"ttt-lab reproduce {t.run_id}"])
-    h, md = _table(["condition", "seed", "command", "config hash", "commit", "versions", "check"], rows)
-    if warnings:
-        w = "Warning: " + "; ".join(warnings)
-        h, md = f"<p class='partial'><b>{html.escape(w)}</b></p>" + h, f"**{w}**\n\n" + md
-    return Section("Reproduce", h, md)
+    table = Table(["condition", "seed", "command", "config hash", "commit", "versions", "check"], rows)
+    return Section("Reproduce", ([Para("Warning: " + "; ".join(warnings), "warn")] if warnings else []) + [table])
 
 
 def audits(study: Study) -> Section:
-    from ttt_lab.audit.output import html_section, markdown
+    from ttt_lab.audit.output import block
     from ttt_lab.audit.run import dataset_audit, opponent_audit
     from ttt_lab.config.load import load
 
-    overrides = study.tags.get("ttt.overrides", "").split()
+    overrides = study.tags.get(keys.OVERRIDES, "").split()
     try:
         loaded = load(overrides)
         done = [opponent_audit(loaded), dataset_audit(loaded, None, trainer_order=False)]
     except Exception as e:  # the audits are extra: the report stands without them
-        return Section("Audits", f"<p>Audits could not run: {html.escape(str(e))}</p>", f"Audits could not run: {e}\n")
+        return Section("Audits", [Para(f"Audits could not run: {e}")])
     policy = policy_section(study)
     note = ("Computed from the study's fixed config. The dataset's batch order is checked against the examples' "
             "own order here; `ttt-lab audit dataset` also replays TRL's sampler.")
-    return Section("Audits of the study's opponent and dataset",
-                   f"<p>{note}</p>" + "".join(html_section(a) for a in done) + policy.html,
-                   note + "\n\n" + "\n".join(markdown(a) for a in done) + "\n" + policy.markdown)
+    return Section("Audits of the study's opponent and dataset", [Para(note), *map(block, done), *policy.blocks])
 
 
 def policy_section(study: Study) -> Section:
@@ -193,11 +182,10 @@ def policy_section(study: Study) -> Section:
     if not rows:
         text = ("No policy audit of the final checkpoints yet: `ttt-lab audit policy player=hf "
                 "model.path=CHECKPOINT` (the checkpoint is each trial run's `ttt.checkpoint` tag) adds one here.")
-        return Section("Policies", f"<h3>Final policies</h3><p>{html.escape(text)}</p>",
-                       f"### Final policies\n\n{text}\n")
-    h, md = _table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"], rows)
-    return Section("Policies", f"<h3>Final policies (memorisation probe)</h3>{h}",
-                   f"### Final policies (memorisation probe)\n\n{md}")
+        return Section("Policies", [Heading("Final policies"), Para(text)])
+    return Section("Policies", [Heading("Final policies (memorisation probe)"),
+                                Table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"],
+                                      rows)])
 
 
 def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None) -> Report:
@@ -216,9 +204,9 @@ def config_diff(a: Study, b: Study) -> Section:
     skip = ("home", "tracking.")
     rows = [[k, pa.get(k, "-"), pb.get(k, "-")] for k in sorted(set(pa) | set(pb))
             if pa.get(k) != pb.get(k) and not k.startswith(skip)]
-    h, md = _table(["key", a.name, b.name], rows) if rows else ("<p>No difference.</p>", "No difference.\n")
     note = "Full configs of each study's first finished trial (trial-level overrides included)."
-    return Section("Config differences", f"<p>{note}</p>{h}", f"{note}\n\n{md}")
+    return Section("Config differences", [Para(note), Table(["key", a.name, b.name], rows) if rows
+                                          else Para("No difference.")])
 
 
 def build_compare(a: Study, b: Study, c: StabilityConfig | None = None) -> Report:
@@ -228,7 +216,7 @@ def build_compare(a: Study, b: Study, c: StabilityConfig | None = None) -> Repor
                    a.problems + b.problems)
     report = Report(merged)
     ha, hb = header(a), header(b)
-    report.sections = [Section(f"A: {ha.title}", ha.html, ha.markdown), Section(f"B: {hb.title}", hb.html, hb.markdown),
+    report.sections = [Section(f"A: {ha.title}", ha.blocks), Section(f"B: {hb.title}", hb.blocks),
                        config_diff(a, b), results(merged), curves(report), stability(merged, c)]
     return report
 
@@ -239,26 +227,18 @@ def _prefixed(t: Trial, name: str) -> Trial:
     return dataclasses.replace(t, condition=f"{name}: {t.condition}")
 
 
-CSS = ("body{font-family:sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse;margin:.5em 0}"
-       "td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;font-size:13px}figure{display:inline-block;"
-       "margin:.4em}.partial{color:#9a6700}")
-
-
 def write(report: Report, out: Path) -> list[Path]:
+    from ttt_lab.pages import render
+
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
     for name, svg in report.svgs.items():
         (out / "figures" / name).write_text(svg)
-    body = "".join(f"<h2>{html.escape(s.title)}</h2>{s.html}" for s in report.sections)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>ttt-lab report: "
-            f"{html.escape(report.study.name)}</title><style>{CSS}</style></head><body><h1>ttt-lab report: "
-            f"{html.escape(report.study.name)}</h1>{body}</body></html>\n")
-    md = f"# ttt-lab report: {report.study.name}\n\n" + "".join(
-        f"## {s.title}\n\n{s.markdown}\n" for s in report.sections)
+    context = {"name": report.study.name, "sections": report.sections}
     paths = [out / "index.html", out / "report.md"]
-    for p, text in zip(paths, (page, md), strict=True):
+    for p, template in zip(paths, ("report.html.j2", "report.md.j2"), strict=True):
         tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(text)
+        tmp.write_text(render(template, **context))
         tmp.replace(p)
     return paths
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ttt_lab.errors import TttLabError
+from ttt_lab.tracking import keys
 
 
 @dataclass
@@ -33,8 +34,8 @@ def _warnings(tags: dict[str, str]) -> list[str]:
     from ttt_lab.tracking.provenance import git_state, has_commit
 
     out = []
-    commit = tags.get("mlflow.source.git.commit", "")
-    if tags.get("ttt.git_dirty") == "true":
+    commit = tags.get(keys.GIT_COMMIT, "")
+    if tags.get(keys.GIT_DIRTY) == "true":
         out.append("the run was made from a tree with uncommitted changes: its exact code is not recorded")
     head, dirty = git_state()
     if commit and commit != head:
@@ -114,10 +115,10 @@ def reproduce(run_id: str, console: Console, steps: int | None = None, overrides
     tree = logged_config(store, run)
     scratch = Path(cfg.home) / "reproduce" / run_id
     shutil.rmtree(scratch, ignore_errors=True)
-    threads = run.data.tags.get("ttt.torch_threads")
+    threads = run.data.tags.get(keys.TORCH_THREADS)
     if threads:
         os.environ["TTT_LAB_TORCH_THREADS"] = threads
-    loaded = from_tree(scratch_tree(tree, scratch, steps), run.data.tags.get("ttt.overrides", "").split())
+    loaded = from_tree(scratch_tree(tree, scratch, steps), run.data.tags.get(keys.OVERRIDES, "").split())
     warnings = _warnings(run.data.tags)
     for w in warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)

@@ -9,10 +9,11 @@ import json
 from optuna.trial import TrialState
 
 from ttt_lab.studies.plan import Plan
+from ttt_lab.tracking import keys
 
 
 def parent_run(study, store, plan: Plan, command: str) -> str:
-    from ttt_lab.tracking import provenance
+    from ttt_lab.tracking.runs import open_run
     from ttt_lab.tracking.store import TrackedRun
 
     spec = plan.spec
@@ -21,11 +22,11 @@ def parent_run(study, store, plan: Plan, command: str) -> str:
         run = TrackedRun.reopen(store, run_id)
         if run is not None:
             return run.run_id
-    tags = provenance.tags(plan.base.config_hash, plan.base.cfg.seed, command) | {
-        "ttt.kind": "sweep", "ttt.study": spec.name, "ttt.study_kind": spec.kind, "ttt.study_source": spec.source,
-        "ttt.question": spec.question, "ttt.objectives": json.dumps([o.__dict__ for o in spec.objectives]),
-        "ttt.params": json.dumps(spec.params), "ttt.overrides": " ".join(spec.overrides)}
-    run = TrackedRun(store, spec.name, name=spec.name, tags=tags)
+    tags = {keys.STUDY: spec.name, keys.STUDY_KIND: spec.kind, keys.STUDY_SOURCE: spec.source,
+            keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]),
+            keys.PARAMS: json.dumps(spec.params)}
+    run = open_run(store, spec.name, "sweep", spec.name, config_hash=plan.base.config_hash,
+                   seed=plan.base.cfg.seed, overrides=spec.overrides, command=command, tags=tags)
     plan_rows = [{"trial": t.index, "overrides": t.overrides, "config_hash": t.config_hash} for t in plan.trials]
     run.log_text(json.dumps({"spec": dataclasses.asdict(spec), "trials": plan_rows}, indent=2), "plan.json")
     study.set_user_attr("mlflow_parent_run_id", run.run_id)
@@ -40,5 +41,5 @@ def close_parent(study, store, parent: str) -> None:
     counts = {s: sum(t.state == s for t in trials) for s in TrialState}
     unfinished = counts[TrialState.RUNNING] + counts[TrialState.WAITING]
     terminate(store, parent, "FAILED" if unfinished else "FINISHED",
-              {"ttt.trials_complete": str(counts[TrialState.COMPLETE]),
-               "ttt.trials_failed": str(counts[TrialState.FAIL]), "ttt.trials_pruned": str(counts[TrialState.PRUNED])})
+              {keys.TRIALS_COMPLETE: str(counts[TrialState.COMPLETE]),
+               keys.TRIALS_FAILED: str(counts[TrialState.FAIL]), keys.TRIALS_PRUNED: str(counts[TrialState.PRUNED])})

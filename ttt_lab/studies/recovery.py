@@ -10,6 +10,8 @@ import socket
 
 from optuna.trial import FrozenTrial, TrialState
 
+from ttt_lab.tracking import keys
+
 
 def pid_alive(pid: int) -> bool:
     try:
@@ -31,7 +33,7 @@ def fail_trial(study, storage, store, frozen: FrozenTrial, why: str) -> None:
     storage.set_trial_state_values(tid, TrialState.FAIL)
     run_id = frozen.user_attrs.get("mlflow_run_id")
     if run_id:
-        terminate(store, run_id, "FAILED", {"optuna.state": "FAIL", "ttt.error": why})
+        terminate(store, run_id, "FAILED", {keys.OPTUNA_STATE: "FAIL", keys.ERROR: why})
 
 
 def recover(study, storage, store) -> list[int]:
@@ -52,5 +54,5 @@ def recover(study, storage, store) -> list[int]:
     for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,)):
         run_id = t.user_attrs.get("mlflow_run_id")
         if run_id and run_status(store, run_id) == "RUNNING":
-            terminate(store, run_id, "FAILED", {"optuna.state": "FAIL", "ttt.error": "worker stopped heartbeating"})
+            terminate(store, run_id, "FAILED", {keys.OPTUNA_STATE: "FAIL", keys.ERROR: "worker stopped heartbeating"})
     return sorted(set(failed))

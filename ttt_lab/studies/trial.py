@@ -17,6 +17,7 @@ from rich.console import Console
 
 from ttt_lab.studies.spec import StudySpec
 from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
+from ttt_lab.tracking import keys
 
 
 @dataclass
@@ -86,10 +87,10 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
     try:
         yield out
     except optuna.TrialPruned as e:
-        state, tags = "PRUNED", {"pruned": "true", "ttt.pruned_at": str(e)}
+        state, tags = "PRUNED", {keys.PRUNED: "true", keys.PRUNED_AT: str(e)}
     except Exception as e:
         error = f"{type(e).__name__}: {e}"
-        state, tags, status = "FAIL", {"ttt.error": error[:5000]}, "FAILED"
+        state, tags, status = "FAIL", {keys.ERROR: error[:5000]}, "FAILED"
         trial.set_user_attr("error", error[:2000])
         if out.run is not None:
             out.run.log_text(traceback.format_exc(), "error.txt")
@@ -100,7 +101,7 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
     else:
         study.tell(trial, state=optuna.trial.TrialState[state])
     if out.run is not None:
-        out.run.set_tags({"optuna.state": state, **tags})
+        out.run.set_tags({keys.OPTUNA_STATE: state, **tags})
         out.run.end(status)
     out.result = TrialResult(trial.number, state, out.values if state == "COMPLETE" else None,
                              time.perf_counter() - start, error, run_id=out.run and out.run.run_id)
@@ -108,18 +109,17 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
 
 def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_run_id: str, loaded):
     """The trial's MLflow child run, with its config and provenance."""
-    from ttt_lab.tracking import provenance
-    from ttt_lab.tracking.store import TrackedRun, flatten
+    from ttt_lab.tracking.runs import open_run
     from ttt_lab.train.pipeline import log_config
 
-    command = "ttt-lab train " + " ".join(shlex.quote(o) for o in [*spec.overrides, *overrides])
-    tags = provenance.tags(loaded.config_hash, loaded.cfg.seed, command) | {
-        "ttt.kind": "trial", "ttt.study": spec.name, "ttt.trial": str(trial.number),
-        "ttt.trial_overrides": " ".join(overrides), "ttt.overrides": " ".join([*spec.overrides, *overrides]),
-        "optuna.trial_number": str(trial.number), "optuna.state": "RUNNING",
-        "ttt.worker": f"{socket.gethostname()}:{os.getpid()}"}
-    run = TrackedRun(store, spec.name, name=f"trial-{trial.number}", tags=tags, parent_run_id=parent_run_id)
-    run.log_params(flatten(loaded.tree))
+    all_overrides = [*spec.overrides, *overrides]
+    command = "ttt-lab train " + " ".join(shlex.quote(o) for o in all_overrides)
+    tags = {keys.STUDY: spec.name, keys.TRIAL: str(trial.number), keys.TRIAL_OVERRIDES: " ".join(overrides),
+            keys.OPTUNA_TRIAL_NUMBER: str(trial.number), keys.OPTUNA_STATE: "RUNNING",
+            keys.WORKER: f"{socket.gethostname()}:{os.getpid()}"}
+    run = open_run(store, spec.name, "trial", f"trial-{trial.number}", config_hash=loaded.config_hash,
+                   seed=loaded.cfg.seed, overrides=all_overrides, command=command, tags=tags, tree=loaded.tree,
+                   parent_run_id=parent_run_id)
     log_config(run, loaded)
     trial.set_user_attr("mlflow_run_id", run.run_id)
     return run

@@ -10,6 +10,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from ttt_lab.tracking import keys
+
 PACKAGES = ("ttt-lab", "torch", "transformers", "trl", "mlflow", "optuna", "hydra-core")
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,11 +55,11 @@ def command_line() -> str:
 def tags(config_hash: str, seed: int, command: str | None = None) -> dict[str, str]:
     commit, dirty = git_state()
     out = {
-        "ttt.config_hash": config_hash,
-        "ttt.seed": str(seed),
-        "ttt.command": command or command_line(),
-        "mlflow.source.git.commit": commit,
-        "ttt.git_dirty": str(dirty).lower(),
+        keys.CONFIG_HASH: config_hash,
+        keys.SEED: str(seed),
+        keys.COMMAND: command or command_line(),
+        keys.GIT_COMMIT: commit,
+        keys.GIT_DIRTY: str(dirty).lower(),
     }
-    out.update({f"ttt.version.{k}": v for k, v in versions().items()})
+    out.update({f"{keys.VERSION_PREFIX}{k}": v for k, v in versions().items()})
     return out

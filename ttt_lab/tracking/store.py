@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import urllib.error
 import urllib.request
 import warnings
@@ -19,6 +20,7 @@ from typing import Any
 
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
+from ttt_lab.tracking import keys
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -29,14 +31,14 @@ import contextlib
 import mlflow
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
-from mlflow.utils.time import get_current_time_millis
-from mlflow.utils.validation import (
-    MAX_ENTITY_KEY_LENGTH,
-    MAX_METRICS_PER_BATCH,
-    MAX_PARAM_VAL_LENGTH,
-    MAX_PARAMS_TAGS_PER_BATCH,
-    MAX_TAG_VAL_LENGTH,
-)
+
+MAX_ENTITY_KEY_LENGTH = 250
+MAX_PARAM_VAL_LENGTH = 6000
+MAX_TAG_VAL_LENGTH = 8000
+MAX_PARAMS_TAGS_PER_BATCH = 100
+MAX_METRICS_PER_BATCH = 1000
+"""MLflow's documented limits for keys, values and one `log_batch` call (REST API reference);
+written here so that an internal module moving in MLflow cannot break ttt-lab."""
 
 for name in ("mlflow", "alembic", "alembic.runtime.migration", "sqlalchemy"):
     logging.getLogger(name).setLevel(logging.WARNING)
@@ -136,7 +138,7 @@ class TrackedRun:
         self.store = store
         tags = dict(tags or {})
         if parent_run_id:
-            tags["mlflow.parentRunId"] = parent_run_id
+            tags[keys.PARENT_RUN] = parent_run_id
         tags = {k: v[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
         run = store.client.create_run(store.experiment_id(experiment), run_name=name, tags=tags)
         self.run_id: str = run.info.run_id
@@ -167,7 +169,7 @@ class TrackedRun:
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         """Buffered: nothing is sent until `flush()` (or the end of the run)."""
-        now = get_current_time_millis()
+        now = int(time.time() * 1000)
         self._metrics += [Metric(k, float(v), now, step) for k, v in metrics.items()]
 
     def flush(self) -> None:
@@ -253,7 +255,7 @@ def find_parent(store: Store, study_or_run: str):
         run = store.client.get_run(study_or_run)
     except mlflow.exceptions.MlflowException:
         return None
-    return run if run.data.tags.get("ttt.kind") == "sweep" else None
+    return run if run.data.tags.get(keys.KIND) == "sweep" else None
 
 
 def experiment_name(store: Store, experiment_id: str) -> str:

@@ -28,6 +28,7 @@ from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config
 from ttt_lab.evaluation.summary import Summary
 from ttt_lab.locks import file_lock
+from ttt_lab.tracking import keys
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
 from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads
 
@@ -56,20 +57,18 @@ def _open_run(loaded: Loaded, folder: Path):
     cfg = loaded.cfg
     if not cfg.tracking.enabled:
         return None
-    from ttt_lab.tracking import provenance
-    from ttt_lab.tracking.store import TrackedRun, flatten, open_store
+    from ttt_lab.tracking.runs import open_run
+    from ttt_lab.tracking.store import TrackedRun, open_store
 
     store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
     marker = folder / "mlflow_run_id"
     if marker.is_file():
         run = TrackedRun.reopen(store, marker.read_text().strip())
         if run is not None:
-            run.set_tags({"ttt.resumed": "true"})
+            run.set_tags({keys.RESUMED: "true"})
             return run
-    tags = provenance.tags(loaded.config_hash, cfg.seed) | {"ttt.kind": "train",
-                                                            "ttt.overrides": " ".join(loaded.overrides)}
-    run = TrackedRun(store, cfg.tracking.experiment, name=f"train-{loaded.config_hash[:6]}", tags=tags)
-    run.log_params(flatten(loaded.tree))
+    run = open_run(store, cfg.tracking.experiment, "train", f"train-{loaded.config_hash[:6]}",
+                   config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides, tree=loaded.tree)
     log_config(run, loaded)
     marker.write_text(run.run_id)
     return run
@@ -81,7 +80,7 @@ def log_config(run, loaded: Loaded) -> None:
     from omegaconf import OmegaConf
 
     run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
-    run.set_tags({"ttt.torch_threads": str(torch.get_num_threads())})
+    run.set_tags({keys.TORCH_THREADS: str(torch.get_num_threads())})
 
 
 def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval") -> None:
@@ -146,7 +145,7 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
         if run is not None:
-            run.set_tags({"ttt.checkpoint": str(Path(current).resolve())})
+            run.set_tags({keys.CHECKPOINT: str(Path(current).resolve())})
     return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)
 
 

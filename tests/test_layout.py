@@ -1,0 +1,108 @@
+"""The package's layout holds: imports point down the layers only, no module imports itself
+back through others, and every module and function fits on a screen."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
+LAYERS = [
+    {"errors", "progress", "locks", "pages", "__init__"},
+    {"game"},
+    {"env"},
+    {"config"},
+    {"players", "tracking"},
+    {"evaluation"},
+    {"train"},
+    {"audit", "studies"},
+    {"report"},
+    {"commands"},
+    {"cli"},
+]
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ttt_lab module `path` imports, at the top or inside a function."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ttt_lab"):
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("ttt_lab"))
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {m: {i for i in _imports(p) if i in files and i != m} for m, p in files.items()}
+
+
+def layer(module: str) -> int:
+    part = module.split(".")[1] if "." in module else "__init__"
+    for rank, names in enumerate(LAYERS):
+        if part in names:
+            return rank
+    raise AssertionError(f"{module}: its package is in no layer of tests/test_layout.py; add it")
+
+
+def package(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_imports_point_down_the_layers() -> None:
+    wrong = [f"{m} -> {i}" for m, deps in graph().items() for i in deps
+             if package(m) != package(i) and layer(i) >= layer(m)]
+    assert not wrong, "imports that run up (or sideways) the layers:\n" + "\n".join(sorted(wrong))
+
+
+def _cycle(g: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(g.get(m, ())):
+            if state.get(d) == 1:
+                return [*stack[stack.index(d):], d]
+            if d not in state and (found := visit(d)):
+                return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(g):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+def test_no_import_circle() -> None:
+    cycle = _cycle(graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_and_functions_fit_on_a_screen(path: Path) -> None:
+    source = path.read_text()
+    assert len(source.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: over {MAX_MODULE_LINES} lines"
+    functions = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in functions
+            if n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{path.name}: functions over {MAX_FUNCTION_LINES} lines: {long}"

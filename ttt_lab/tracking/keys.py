@@ -1,0 +1,49 @@
+"""The names of every tag ttt-lab writes on an MLflow run, in one place: the writers
+(training, evaluation, audits, studies) and the readers (reports, reproduce) use these."""
+
+from __future__ import annotations
+
+# provenance: on every run
+KIND = "ttt.kind"
+"""train | eval | audit | trial | sweep"""
+CONFIG_HASH = "ttt.config_hash"
+SEED = "ttt.seed"
+COMMAND = "ttt.command"
+OVERRIDES = "ttt.overrides"
+GIT_COMMIT = "mlflow.source.git.commit"
+GIT_DIRTY = "ttt.git_dirty"
+VERSION_PREFIX = "ttt.version."
+"""One tag per package: ttt.version.<package>."""
+PARENT_RUN = "mlflow.parentRunId"
+
+# training
+CHECKPOINT = "ttt.checkpoint"
+TORCH_THREADS = "ttt.torch_threads"
+RESUMED = "ttt.resumed"
+ERROR = "ttt.error"
+
+# evaluation and audits
+PLAYER = "ttt.player"
+SUITE = "ttt.suite"
+AUDIT = "ttt.audit"
+AUDIT_STATUS = "ttt.audit.status"
+
+# studies: the parent run
+STUDY = "ttt.study"
+STUDY_KIND = "ttt.study_kind"
+STUDY_SOURCE = "ttt.study_source"
+QUESTION = "ttt.question"
+OBJECTIVES = "ttt.objectives"
+PARAMS = "ttt.params"
+TRIALS_COMPLETE = "ttt.trials_complete"
+TRIALS_FAILED = "ttt.trials_failed"
+TRIALS_PRUNED = "ttt.trials_pruned"
+
+# studies: a trial's child run
+TRIAL = "ttt.trial"
+TRIAL_OVERRIDES = "ttt.trial_overrides"
+WORKER = "ttt.worker"
+OPTUNA_STATE = "optuna.state"
+OPTUNA_TRIAL_NUMBER = "optuna.trial_number"
+PRUNED = "pruned"
+PRUNED_AT = "ttt.pruned_at"

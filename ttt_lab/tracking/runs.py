@@ -1,0 +1,34 @@
+"""Opening an MLflow run of any kind (train, eval, audit, trial, sweep) with the tags every
+run carries: its kind, its config hash and seed, the command and overrides that made it,
+the commit and the package versions (`provenance`), plus the kind's own tags."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ttt_lab.tracking import keys, provenance
+
+KINDS = ("train", "eval", "audit", "trial", "sweep")
+
+
+def run_tags(kind: str, config_hash: str, seed: int, overrides: list[str], command: str | None = None,
+             extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown run kind {kind!r}; one of {KINDS}")
+    tags = provenance.tags(config_hash, seed, command)
+    tags |= {keys.KIND: kind, keys.OVERRIDES: " ".join(overrides)}
+    return tags | dict(extra or {})
+
+
+def open_run(store, experiment: str, kind: str, name: str, *, config_hash: str, seed: int, overrides: list[str],
+             command: str | None = None, tags: Mapping[str, str] | None = None, tree: Mapping[str, Any] | None = None,
+             parent_run_id: str | None = None):
+    """A new `TrackedRun`; `tree` (the resolved config) is logged as flattened params."""
+    from ttt_lab.tracking.store import TrackedRun, flatten
+
+    run = TrackedRun(store, experiment, name=name, tags=run_tags(kind, config_hash, seed, overrides, command, tags),
+                     parent_run_id=parent_run_id)
+    if tree is not None:
+        run.log_params(flatten(tree))
+    return run
