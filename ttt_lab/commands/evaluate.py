@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ttt_lab.config.load import load
-from ttt_lab.evaluation import report
+from ttt_lab.evaluation import tables
 from ttt_lab.evaluation.run import run_eval
 from ttt_lab.players.factory import build_player
 
@@ -14,7 +14,7 @@ def evaluate(overrides: list[str], console: Console) -> None:
     loaded = load(overrides)
     player = build_player(loaded.cfg)
     out = run_eval(loaded, player, console)
-    console.print(report.table(out.results, f"{player!r} vs suite '{loaded.cfg.eval.suite}'"))
+    console.print(tables.table(out.results, f"{player!r} vs suite '{loaded.cfg.eval.suite}'"))
     failures = getattr(player, "failures", None)
     if failures:
         console.print(f"[yellow]endpoint failures counted as invalid moves:[/] {dict(failures)}")

@@ -7,7 +7,7 @@ from rich.table import Table
 
 
 def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: list[str] | None = None) -> int:
-    from ttt_lab.report.reproduce import reproduce
+    from ttt_lab.studies.reproduce import reproduce
 
     result = reproduce(run_id, console, steps, overrides)
     what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"

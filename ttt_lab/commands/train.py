@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ttt_lab.config.load import load
-from ttt_lab.evaluation.report import cell, pct
+from ttt_lab.evaluation.tables import cell, pct
 from ttt_lab.train.pipeline import train
 
 

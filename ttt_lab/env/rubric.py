@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from ttt_lab.env.settings import EnvConfig
 
 WIN, DRAW, LOSS, TURN_CAP, FORFEIT = "win", "draw", "loss", "turn_cap", "forfeit"
-OUTCOMES = (WIN, DRAW, LOSS, TURN_CAP, FORFEIT)
 
 
 @dataclass(frozen=True, slots=True)

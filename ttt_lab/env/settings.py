@@ -9,7 +9,7 @@ allowed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ttt_lab.errors import InvalidSetting
@@ -114,10 +114,3 @@ class DatasetConfig:
         check_one_of(f"{prefix}.first_player", self.first_player, FIRST_PLAYERS)
         check_one_of(f"{prefix}.model_symbol", self.model_symbol, SYMBOL_CHOICES)
         return self
-
-
-def to_dict(obj: Any) -> Any:
-    """A plain, ordered dict of a (nested) settings dataclass."""
-    if is_dataclass(obj):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in fields(obj)}
-    return obj

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ttt_lab.config.load import Loaded
 from ttt_lab.env.driver import Player
-from ttt_lab.evaluation import report
+from ttt_lab.evaluation import tables
 from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
 from ttt_lab.progress import games_progress
 from ttt_lab.tracking import keys
@@ -45,7 +45,7 @@ def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Pat
     run.flush()
     run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
     run.log_text("\n".join(loaded.overrides) + "\n", "overrides.txt")
-    run.log_text(report.csv_text(results), "eval_table.csv")
+    run.log_text(tables.csv_text(results), "eval_table.csv")
     if transcript is not None:
         run.log_artifact(transcript)
     run.end("FINISHED")
@@ -69,7 +69,7 @@ def run_eval(loaded: Loaded, player: Player, console: Console) -> EvalOutcome:
             if folder is None:
                 stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
                 folder = Path(cfg.home) / "evals" / f"{stamp}-{loaded.config_hash}"
-            transcript = report.write_transcript(folder / "transcript.jsonl", results)
+            transcript = tables.write_transcript(folder / "transcript.jsonl", results)
         if run is not None:
             t1 = time.perf_counter()
             _finish_run(run, loaded, results, transcript)

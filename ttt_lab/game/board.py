@@ -5,7 +5,6 @@ from __future__ import annotations
 from ttt_lab.errors import InvalidBoard
 
 EMPTY = "........."
-SYMBOLS = ("X", "O")
 LINES: tuple[tuple[int, int, int], ...] = (
     (0, 1, 2), (3, 4, 5), (6, 7, 8),
     (0, 3, 6), (1, 4, 7), (2, 5, 8),

@@ -31,10 +31,6 @@ def position_key(board_code: int, x_to_move: bool) -> int:
     return mix64(2 * board_code + (0 if x_to_move else 1))
 
 
-def turn_hash(key: int, pos_key: int) -> int:
-    return mix64(key ^ pos_key)
-
-
 def uniform(h: int) -> float:
     """A number in [0, 1) from the high half of a turn hash."""
     return (h >> 32) * 2.0**-32
