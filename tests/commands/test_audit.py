@@ -31,7 +31,8 @@ def test_first_tie_break_opponent_fails_with_exit_1_and_is_tracked(home: Path) -
 
 
 def test_warn_only_never_fails_and_a_fair_opponent_passes(home: Path) -> None:
-    assert cli("audit", "opponent", "tie_break=first", "--warn-only", "tracking.enabled=false").returncode == 0
+    warned = cli("audit", "opponent", "tie_break=first", "--warn-only", "tracking.enabled=false", check=False)
+    assert warned.returncode == 0 and "FAIL:" in warned.stdout and "--warn-only: exit 0" in warned.stdout
     out = cli("audit", "opponent", "tracking.enabled=false")
     assert "opponent audit PASS" in out.stdout
 
@@ -70,8 +71,8 @@ def test_bad_input_is_one_clear_error(home: Path) -> None:
 def test_policy_audit_of_a_checkpoint(home: Path, tiny_checkpoint: Path) -> None:
     out = cli("audit", "policy", "player=hf", f"model.path={tiny_checkpoint}", "audit.policy.games=2",
               "env.think=off", "player.max_new_tokens=4", "tracking.enabled=false", check=False)
-    assert out.returncode in (0, 1), out.stderr
     data = audit_json(home, "policy")
+    assert out.returncode == (1 if data["status"] == "FAIL" else 0), out.stderr
     assert data["subject"].startswith("HFPlayer") and len(data["data"]["members"]) == 13
     assert all(m["games"] == 2 for m in data["data"]["members"])
 

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -80,9 +81,13 @@ def test_policy_audits_of_final_checkpoints_appear_in_the_report(swept_home: Pat
     _, children = split_runs(home, swept)
     trial = children[0]
     checkpoint = trial.data.tags["ttt.checkpoint"]
-    cli("audit", "policy", "experiment=smoke", "player=hf", f"model.path={checkpoint}", "audit.policy.games=2",
-        check=False)
+    out = cli("audit", "policy", "experiment=smoke", "player=hf", f"model.path={checkpoint}", "audit.policy.games=2",
+              check=False)
+    (audit_file,) = (home / "audits").glob("policy-*/audit.json")
+    audit = json.loads(audit_file.read_text())
+    assert out.returncode == (1 if audit["status"] == "FAIL" else 0), out.stderr
     cli("report", swept)
     page = (home / "reports" / swept / "index.html").read_text()
     assert "Final policies (memorisation probe)" in page
+    assert f"<td>{audit['status']}</td>" in page
     assert trial.data.tags["ttt.trial_overrides"].replace(" seed=0", "").replace(" seed=1", "") in page

@@ -18,15 +18,18 @@ def test_hf_player_plays_complete_games_from_a_saved_checkpoint(tiny_checkpoint:
     assert all(r.messages[2]["role"] == "assistant" for r in records)
 
 
-def test_sampling_is_reproducible_for_a_seed(tiny_checkpoint: Path) -> None:
-    examples = make_dataset(DatasetConfig(size=4), 0)
+def test_sampling_is_reproducible_for_a_seed_and_really_samples(tiny_checkpoint: Path) -> None:
+    examples = make_dataset(DatasetConfig(size=8), 0)
 
-    def replies() -> list[str]:
-        player = HFPlayer(str(tiny_checkpoint), max_new_tokens=6, temperature=1.0, seed=3)
+    def replies(temperature: float, seed: int) -> list[str]:
+        player = HFPlayer(str(tiny_checkpoint), max_new_tokens=6, temperature=temperature, seed=seed)
         return [r.messages[2]["content"] for r in play_games(player, examples, EnvConfig(max_model_turns=1),
                                                               MinimaxOpponent())]
 
-    assert replies() == replies()
+    sampled = replies(1.0, 3)
+    assert sampled == replies(1.0, 3)
+    assert sampled != replies(1.0, 4), "another seed draws other replies"
+    assert sampled != replies(0.0, 3), "temperature 1 is not greedy decoding"
 
 
 def test_missing_checkpoint_is_explained(tmp_path: Path) -> None:

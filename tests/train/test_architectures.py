@@ -38,11 +38,13 @@ def test_rollouts_on_real_architectures_match_a_plain_forward_pass(model_type, m
     from ttt_lab.train import rollout
 
     model, tok = small(model_type)
-    warnings.simplefilter("error", UserWarning)
     monkeypatch.setattr(rollout, "COMPACT_AT", 1.0)
     examples = make_dataset(DatasetConfig(size=6, model_symbol="alternate", p_min=0.0, p_max=1.0), 2)
-    rollouts = play_rollouts(model, tok, examples, EnvConfig(max_model_turns=3), MinimaxOpponent(),
-                             Sampling(temperature=1.0, max_new_tokens=4), generator=torch.Generator().manual_seed(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        rollouts = play_rollouts(model, tok, examples, EnvConfig(max_model_turns=3), MinimaxOpponent(),
+                                 Sampling(temperature=1.0, max_new_tokens=4),
+                                 generator=torch.Generator().manual_seed(3))
     assert max(len(r.completion_ids) for r in rollouts) > 20, "several turns were played"
     for r in rollouts:
         with torch.no_grad():

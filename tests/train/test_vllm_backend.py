@@ -88,17 +88,21 @@ def _segments(r) -> list[list[int]]:
     return [*out, cur] if cur else out
 
 
-def test_grpo_hands_trl_a_per_turn_cap_and_the_sampling_logprobs_under_vllm(tmp_path) -> None:
-    from ttt_lab.train.grpo import _vllm_args
+def test_trl_receives_the_per_turn_cap_and_the_vllm_server_from_the_schema(tmp_path) -> None:
+    """What TRL's GRPOConfig holds (not our helper's arguments): vLLM on, its mode and URL,
+    replies capped per turn at player.max_new_tokens, and the phase's schema values."""
+    from ttt_lab.train.grpo import grpo_args
 
     from .conftest import cfg_for
 
-    cfg = cfg_for(tmp_path, "train.use_vllm=true", "train.vllm_mode=server",
-                  "train.vllm_server_base_url=http://10.0.0.5:8000")
-    args = _vllm_args(cfg, 6)
-    assert args["generation_kwargs"] == {"max_tokens": 6} and args["vllm_mode"] == "server"
-    assert args["vllm_server_base_url"] == "http://10.0.0.5:8000"
-    assert _vllm_args(cfg_for(tmp_path), 6) == {"use_vllm": False}
+    cfg = cfg_for(tmp_path, "train.use_vllm=true", "train.vllm_mode=server", "player.max_new_tokens=6",
+                  "train.vllm_server_base_url=http://10.0.0.5:8000", "train.phases.0.epsilon_high=5.0",
+                  "train.phases.0.lr_scheduler=linear")
+    args = grpo_args(cfg, cfg.train.phases[0], 4, tmp_path, 60)
+    assert args.use_vllm and args.vllm_mode == "server" and args.vllm_server_base_url == "http://10.0.0.5:8000"
+    assert args.generation_kwargs == {"max_tokens": 6} and args.max_completion_length == 60
+    assert args.epsilon_high == 5.0 and args.lr_scheduler_type == "linear" and args.beta == 0.0
+    assert not grpo_args(cfg_for(tmp_path), cfg.train.phases[0], 4, tmp_path, 60).use_vllm
 
 
 def test_rollout_func_generates_with_the_trainers_vllm_and_returns_its_logprobs(sft_run, tmp_path) -> None:

@@ -77,7 +77,6 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     """Train one phase from `model_path`; the final checkpoint lands in `out`. Trainer
     checkpoints in `out.work/trainer` let an interrupted phase resume where it stopped."""
     from datasets import Dataset
-    from trl import GRPOConfig
 
     from ttt_lab.train.trainer import GameTrainer
 
@@ -91,21 +90,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase, phase.batch_size // micro)
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
-    args = GRPOConfig(
-        output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
-        per_device_train_batch_size=micro, gradient_accumulation_steps=phase.batch_size // micro,
-        num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
-        loss_type=phase.loss_type, epsilon_high=phase.epsilon_high, beta=phase.beta,
-        max_completion_length=max_completion_tokens(cfg, max_new, tokenizer),
-        reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
-        shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
-        bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=cfg.train.gradient_checkpointing,
-        report_to="none", logging_steps=1,
-        save_strategy="steps", save_steps=save_steps(cfg, steps), save_total_limit=1,
-        disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler, warmup_steps=phase.warmup_steps,
-        log_completions=False,
-        **_vllm_args(cfg, max_new),
-    )
+    args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer))
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
         processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new),
@@ -119,6 +104,26 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
     return publish(trainer.model, tokenizer, work, out, info)
+
+
+def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_completion: int):
+    """TRL's GRPOConfig for one phase: every value from the schema (`phase.*`, `train.*`)."""
+    from trl import GRPOConfig
+
+    micro = micro_batch(phase.batch_size, cfg.train.micro_batch_size)
+    return GRPOConfig(
+        output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=phase.batch_size // micro,
+        num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
+        loss_type=phase.loss_type, epsilon_high=phase.epsilon_high, beta=phase.beta,
+        max_completion_length=max_completion,
+        reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
+        shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
+        bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=cfg.train.gradient_checkpointing,
+        report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
+        save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
+        warmup_steps=phase.warmup_steps, log_completions=False, **_vllm_args(cfg, cfg.player.max_new_tokens),
+    )
 
 
 def save_steps(cfg: Config, steps: int) -> int:
