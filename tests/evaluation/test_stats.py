@@ -1,0 +1,62 @@
+"""The intervals and tests behind every number: checked against scipy and by properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats as sp
+
+from ttt_lab.evaluation.stats import chi2_sf, mean_interval, normalised_entropy, wilson
+
+
+@given(st.integers(0, 500), st.integers(1, 500))
+def test_wilson_holds_the_rate_inside_zero_one(k: int, n: int) -> None:
+    k = min(k, n)
+    lo, hi = wilson(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert hi - lo > 0, "never a zero-width interval, even at 0 or n successes"
+
+
+@given(st.integers(0, 300), st.integers(1, 300))
+def test_wilson_is_scipys_wilson_interval(k: int, n: int) -> None:
+    k = min(k, n)
+    ci = sp.binomtest(k, n).proportion_ci(method="wilson")
+    assert wilson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_wilson_narrows_with_more_games() -> None:
+    lo, hi = wilson(72, 100)
+    assert wilson(720, 1000)[1] - wilson(720, 1000)[0] < hi - lo
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=40))
+def test_mean_interval_is_scipys_student_t_interval(values: list[float]) -> None:
+    mean, lo, hi = mean_interval(values)
+    sem = sp.sem(values)
+    if sem > 0:
+        want = sp.t.interval(0.95, len(values) - 1, loc=sum(values) / len(values), scale=sem)
+        assert (lo, hi) == pytest.approx(want, abs=1e-9)
+    assert lo <= mean <= hi
+
+
+def test_student_t_is_used_past_thirty_degrees_of_freedom() -> None:
+    values = [0.0, 1.0] * 20
+    _, lo, hi = mean_interval(values)
+    half = (hi - lo) / 2
+    z_half = 1.959963984540054 * sp.sem(values)
+    assert half > z_half, "t (39 df) is wider than z"
+
+
+@given(st.floats(0.01, 60), st.integers(1, 30))
+def test_chi2_tail_matches_scipy(x: float, df: int) -> None:
+    assert math.isclose(chi2_sf(x, df), sp.chi2.sf(x, df), rel_tol=1e-7, abs_tol=1e-12)
+
+
+def test_entropy_is_one_for_uniform_and_zero_for_one_outcome() -> None:
+    assert normalised_entropy([5, 5, 5]) == pytest.approx(1.0)
+    assert normalised_entropy([9, 0, 0]) == 0.0
+    assert 0 < normalised_entropy([8, 1, 1]) < 1

@@ -1,0 +1,52 @@
+"""Summaries of played games: counts, rates and the metric names MLflow receives."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.driver import play_games
+from ttt_lab.env.settings import DatasetConfig, EnvConfig
+from ttt_lab.evaluation import tables
+from ttt_lab.evaluation.suite import SuiteResult
+from ttt_lab.evaluation.summary import summarise
+from ttt_lab.game.opponents import MinimaxOpponent, RandomOpponent
+from ttt_lab.players.scripted import minimax_player, random_player
+
+
+def records(player, opponent, n=40):
+    examples = make_dataset(DatasetConfig(size=n, p_min=0.0, p_max=0.0, num_strata=1, model_symbol="alternate",
+                                          first_player="alternate"), 1)
+    return play_games(player, examples, EnvConfig(think="off"), opponent)
+
+
+def test_perfect_play_never_loses_and_every_reply_is_in_format() -> None:
+    s = summarise("optimal", records(minimax_player(think=False), MinimaxOpponent()))
+    assert s.games == 40 and s.draws == 40 and s.wins == s.losses == 0
+    assert s.format_rate == 1.0 and s.invalid_rate == 0.0
+    m = s.metrics("eval")
+    assert m["eval/optimal/draw_rate"] == 1.0 and m["eval/optimal/draw_rate_lo"] < 1.0
+    assert m["eval/optimal/games"] == 40.0
+
+
+def test_counts_add_up_and_rates_are_shares_of_games() -> None:
+    s = summarise("random", records(random_player(think=False), RandomOpponent()))
+    assert s.wins + s.draws + s.losses == s.games
+    assert s.rate(s.wins) == s.wins / s.games
+    lo, hi = s.interval(s.wins)
+    assert lo <= s.rate(s.wins) <= hi
+
+
+def result(summary):
+    from ttt_lab.config.schema import SuiteEntry
+
+    return SuiteResult(SuiteEntry(summary.opponent), [], summary)
+
+
+def test_csv_table_has_one_row_per_opponent_with_its_interval() -> None:
+    a = summarise("optimal", records(minimax_player(think=False), MinimaxOpponent(), 10))
+    b = summarise("random", records(minimax_player(think=False), RandomOpponent(), 10))
+    rows = list(csv.DictReader(io.StringIO(tables.csv_text([result(a), result(b)]))))
+    assert [r["opponent"] for r in rows] == ["optimal", "random"]
+    assert float(rows[0]["draw_rate"]) == 1.0 and float(rows[0]["draw_lo"]) < 1.0

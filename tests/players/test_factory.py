@@ -1,0 +1,22 @@
+"""One `env.think` setting for the environment and the scripted players: replies always in format."""
+
+from __future__ import annotations
+
+import pytest
+
+from ttt_lab.config.load import load
+from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.driver import play_games
+from ttt_lab.evaluation.summary import summarise
+from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.players.factory import build_player
+
+
+@pytest.mark.parametrize("think", ["off", "optional", "required"])
+@pytest.mark.parametrize("player", ["minimax", "random"])
+def test_scripted_players_answer_in_the_format_env_think_asks_for(player: str, think: str) -> None:
+    cfg = load([f"player={player}", f"env.think={think}", "tracking.enabled=false"]).cfg
+    records = play_games(build_player(cfg), make_dataset(cfg.dataset, 0)[:20], cfg.env, MinimaxOpponent())
+    assert summarise("optimal", records).format_rate == 1.0
+    said_think = any("<think>" in m["content"] for r in records for m in r.messages if m["role"] == "assistant")
+    assert said_think == (think != "off")
