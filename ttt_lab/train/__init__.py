@@ -1,1 +1,2 @@
-"""Training: SFT warm-up and whole-game GRPO/CISPO phases with TRL (imports torch)."""
+"""Training: the pipeline (SFT warm-up, whole-game GRPO/CISPO phases with TRL, final
+evaluation), checkpoints, and the game loop over a generation backend (imports torch)."""
