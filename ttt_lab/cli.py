@@ -40,17 +40,35 @@ def _run(fn: Callable[[], Any]) -> Any:
     from ttt_lab.errors import TttLabError
 
     try:
-        return fn()
+        result = fn()
     except TttLabError as e:
         if _state["debug"]:
             raise
         from rich.console import Console
 
         Console(stderr=True).print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
+        _exit_now(2)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         print("\nInterrupted; nothing written so far was lost.", file=sys.stderr)
         raise typer.Exit(130) from None
+    _exit_now(result if isinstance(result, int) else 0)
+    return result
+
+
+def _exit_now(code: int) -> None:
+    """After a command that loaded torch, end the process at once: Python's tear-down of torch,
+    transformers and TRL costs 2-3 s at every exit and writes nothing. Streams are flushed and
+    atexit handlers run first; every file ttt-lab writes is closed by then."""
+    if "torch" not in sys.modules:
+        return
+    import atexit
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def _console():

@@ -1,14 +1,17 @@
-"""The worker processes of one `ttt-lab sweep` call: started once, watched until each exits.
+"""The workers of one `ttt-lab sweep` call: started once, watched until each exits.
 
 Workers report ('start' | 'end' | 'exit', worker, payload) events; the pool prints each
 trial as it ends, advances the progress bar, stops claiming after --max-failures, and fails
-the trial of a worker that died without saying so."""
+the trial of a worker that died without saying so. One worker runs inside this process
+(the same loop, no second interpreter to start: seconds saved per sweep); several run as
+spawned processes."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
 import queue
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,16 +50,19 @@ class WorkerPool:
         workers = max(1, min(workers, todo))
         log_dir = Path(cfg.home) / "studies" / self.plan.spec.name
         log_dir.mkdir(parents=True, exist_ok=True)
-        ctx = mp.get_context("spawn")
-        self.events, self.stop = ctx.Queue(), ctx.Event()
         threads = max(1, (os.cpu_count() or 1) // workers)
-        self.procs = {i: self._start(ctx, i, threads, log_dir) for i in range(workers)}
         self.running: dict[int, int] = {}
         self.exited: set[int] = set()
         self.console.print(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}",
                            highlight=False)
         with games_progress(self.console) as progress:
             self.progress, self.task = progress, progress.add_task(f"study {self.plan.spec.name}", total=todo)
+            if workers == 1:
+                self._inline(threads, log_dir)
+                return self.tally
+            ctx = mp.get_context("spawn")
+            self.events, self.stop = ctx.Queue(), ctx.Event()
+            self.procs = {i: self._start(ctx, i, threads, log_dir) for i in range(workers)}
             while len(self.exited) < len(self.procs):
                 self._pump()
                 for i, p in self.procs.items():
@@ -66,20 +72,37 @@ class WorkerPool:
             p.join()
         return self.tally
 
-    def _start(self, ctx, index: int, threads: int, log_dir: Path):
+    def _job(self, index: int, threads: int, log_dir: Path) -> WorkerJob:
         cfg = self.plan.base.cfg
-        job = WorkerJob(self.plan.spec, self.storage_url, self.parent, cfg.tracking.uri, cfg.tracking.artifacts,
-                        str(Path(cfg.home).resolve()), index, threads, str(log_dir), self.max_failures,
-                        self.plan.distributions)
-        proc = ctx.Process(target=worker_main, args=(job, self.events, self.stop), daemon=False)
+        return WorkerJob(self.plan.spec, self.storage_url, self.parent, cfg.tracking.uri, cfg.tracking.artifacts,
+                         str(Path(cfg.home).resolve()), index, threads, str(log_dir), self.max_failures,
+                         self.plan.distributions)
+
+    def _start(self, ctx, index: int, threads: int, log_dir: Path):
+        proc = ctx.Process(target=worker_main, args=(self._job(index, threads, log_dir), self.events, self.stop),
+                           daemon=False)
         proc.start()
         return proc
 
+    def _inline(self, threads: int, log_dir: Path) -> None:
+        """The one worker in this process: its events are handled as it puts them."""
+        self.stop = threading.Event()
+        pool = self
+
+        class Events:
+            def put(self, event) -> None:
+                pool._handle(*event)
+
+        worker_main(self._job(0, threads, log_dir), Events(), self.stop)
+
     def _pump(self) -> None:
         try:
-            kind, worker, payload = self.events.get(timeout=0.5)
+            event = self.events.get(timeout=0.5)
         except queue.Empty:
             return
+        self._handle(*event)
+
+    def _handle(self, kind: str, worker: int, payload) -> None:
         if kind == "start":
             self.running[worker] = payload[0]
         elif kind == "end":
