@@ -20,8 +20,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)  ## create/update the virtual environment (.venv)
 
-test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded)
-	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow"
+TEST_WORKERS ?= 2
+
+test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded; TEST_WORKERS=1 for one process)
+	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup
 
 test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow

@@ -101,3 +101,17 @@ def start(*args: str, **kw) -> Lines:
     """Start the installed `ttt-lab` with stdout and stderr read together, line by line."""
     return Lines(subprocess.Popen([str(BIN), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                   **kw))
+
+
+FAILING_SWEEP = ["max_new_tokens=1,4", "experiment=smoke"]
+"""A grid whose first trial fails (a move does not fit in one token) and whose second completes."""
+
+
+@pytest.fixture(scope="session")
+def failing_sweep(tmp_path_factory: pytest.TempPathFactory, shared_home: Path):
+    """(home, the sweep's CompletedProcess): one real sweep with a failed trial, shared by the
+    sweep and report tests (mark them `xdist_group("failing-sweep")` so one worker runs it)."""
+    h = tmp_path_factory.mktemp("failing") / "runs"
+    shutil.copytree(shared_home, h)
+    out = cli("sweep", *FAILING_SWEEP, check=False, env=dict(os.environ, TTT_LAB_HOME=str(h)))
+    return h, out

@@ -3,11 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import FAILING_SWEEP, cli
 from tests.studies.helpers import split_runs
 from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.studies.spec import from_args
 
+pytestmark = pytest.mark.xdist_group("report")
 ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1"]
 
 
@@ -67,9 +68,11 @@ def test_an_unknown_study_is_a_clear_error(home: Path) -> None:
     assert out.returncode == 2 and "No study 'no-such-study'" in out.stderr  # (no finished trial: test_collect)
 
 
-def test_partial_report_when_a_trial_failed(home: Path) -> None:
-    args = ["max_new_tokens=1,4", "experiment=smoke"]
-    cli("sweep", *args, check=False)
+@pytest.mark.xdist_group("failing-sweep")
+def test_partial_report_when_a_trial_failed(failing_sweep, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, _ = failing_sweep
+    monkeypatch.setenv("TTT_LAB_HOME", str(home))
+    args = FAILING_SWEEP
     out = cli("report", from_args(args).name)
     assert "PARTIAL" in out.stdout
     page = (home / "reports" / from_args(args).name / "index.html").read_text()

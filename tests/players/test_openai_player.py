@@ -14,6 +14,8 @@ from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.players.openai_player import EndpointError, OpenAIPlayer
 
+pytestmark = pytest.mark.xdist_group("openai")
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:

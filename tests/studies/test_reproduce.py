@@ -1,21 +1,45 @@
+import os
+import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli
 
+pytestmark = pytest.mark.xdist_group("reproduce")
 
-def train_run(home: Path, *extra: str) -> str:
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> tuple[Path, str]:
+    """(home, run id) of one logged smoke training, shared by this module's tests."""
     import mlflow
 
-    cli("train", "experiment=smoke", "steps=2", *extra)
-    mlflow.set_tracking_uri(f"sqlite:///{home}/mlflow.db")
-    (run,) = mlflow.search_runs(search_all_experiments=True, output_format="list",
+    home = tmp_path_factory.mktemp("reproduce") / "runs"
+    shutil.copytree(shared_home, home)
+    cli("train", "experiment=smoke", "steps=2", env=dict(os.environ, TTT_LAB_HOME=str(home)))
+    client = mlflow.MlflowClient(f"sqlite:///{home}/mlflow.db")
+    (run,) = client.search_runs([e.experiment_id for e in client.search_experiments()],
                                 filter_string="tags.`ttt.kind` = 'train'")
-    return run.info.run_id
+    return home, run.info.run_id
 
 
-def test_reproduce_is_identical_and_catches_a_changed_metric(home: Path) -> None:
-    run_id = train_run(home)
+@pytest.fixture
+def home(trained, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TTT_LAB_HOME", str(trained[0]))
+    return trained[0]
+
+
+def test_reproduce_the_first_steps_and_bad_ids(home: Path, trained) -> None:
+    run_id = trained[1]
+    out = cli("reproduce", run_id, "--steps", "1")
+    assert "up to step 1 of run" in out.stdout and "identical" in out.stdout
+    out = cli("reproduce", "0123456789abcdef", check=False)
+    assert out.returncode == 2 and "No run 0123456789abcdef" in out.stderr
+
+
+def test_reproduce_is_identical_and_catches_a_changed_metric(home: Path, trained) -> None:
+    run_id = trained[1]
     out = cli("reproduce", run_id)
     assert "reproduced:" in out.stdout and "identical" in out.stdout, out.stdout
 
@@ -29,11 +53,3 @@ def test_reproduce_is_identical_and_catches_a_changed_metric(home: Path) -> None
     out = cli("reproduce", run_id, check=False)
     assert out.returncode == 1
     assert "eval/random/loss_rate" in out.stdout and "+0.25" in out.stdout
-
-
-def test_reproduce_the_first_steps_and_bad_ids(home: Path) -> None:
-    run_id = train_run(home)
-    out = cli("reproduce", run_id, "--steps", "1")
-    assert "up to step 1 of run" in out.stdout and "identical" in out.stdout
-    out = cli("reproduce", "0123456789abcdef", check=False)
-    assert out.returncode == 2 and "No run 0123456789abcdef" in out.stderr

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN, cli
+from tests.conftest import BIN, FAILING_SWEEP, cli
 from tests.studies.helpers import check_each_point_once, split_runs, study, two_sweeps_at_once
 from ttt_lab.studies.spec import from_args
 
@@ -111,12 +111,12 @@ def test_pruned_trials_are_pruned_in_optuna_and_tagged_in_mlflow(home: Path, tmp
     assert all(r.data.tags.get("pruned") == "true" and r.info.status == "FINISHED" for r in children)
 
 
-def test_a_failing_trial_is_recorded_and_the_sweep_goes_on(home: Path) -> None:
-    args = ["max_new_tokens=1,4", *SMOKE]
-    out = cli("sweep", *args, check=False)
+@pytest.mark.xdist_group("failing-sweep")
+def test_a_failing_trial_is_recorded_and_the_sweep_goes_on(failing_sweep) -> None:
+    home, out = failing_sweep
     assert out.returncode == 1
     assert "trial 0 FAIL" in out.stdout and "trial 1 COMPLETE" in out.stdout
-    _, children = split_runs(home, from_args(args).name)
+    _, children = split_runs(home, from_args(FAILING_SWEEP).name)
     failed = [r for r in children if r.info.status == "FAILED"]
     assert len(failed) == 1 and "max_new_tokens" in failed[0].data.tags["ttt.error"]
 

@@ -24,3 +24,22 @@ def test_two_processes_on_one_config_train_it_once(home: Path) -> None:
     tables = [t[t.index("greedy policy"):t.index("checkpoint:")] for t in texts]
     assert tables[0] == tables[1]
     assert len([p for p in folder.iterdir() if p.name.endswith(".work")]) == 0
+
+
+def test_the_warm_up_cache_is_keyed_on_content_not_on_how_the_home_is_spelled(home: Path, monkeypatch) -> None:
+    """A CLI training with the relative home `runs` and a sweep trial with the absolute home
+    (what sweep workers set) share one SFT warm-up: the cache key hashes the base model's files."""
+    import os
+
+    from tests.conftest import cli
+
+    warm = ["experiment=smoke", "train.sft.enabled=true", "train.sft.num_games=16", "train.sft.epochs=1"]
+    monkeypatch.chdir(home.parent)
+    env = {k: v for k, v in os.environ.items() if k != "TTT_LAB_HOME"}
+    trained = cli("train", *warm, f"home={home.name}", "tracking.enabled=false", env=env)
+    assert "SFT warm-up: 16 teacher games" in trained.stdout
+    swept = cli("sweep", *warm, "batch_size=8,16", "--name", "warm", env={**env, "TTT_LAB_HOME": str(home)})
+    assert "trial 0 COMPLETE" in swept.stdout, swept.stdout
+    log = (home / "studies" / "warm" / "trial-0.log").read_text()
+    assert "SFT warm-up: reusing" in log, log
+    assert len([p for p in (home / "cache").iterdir() if p.is_dir()]) == 1

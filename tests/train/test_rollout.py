@@ -9,6 +9,8 @@ from ttt_lab.game.board import play
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.train.rollout import Sampling, play_rollouts
 
+pytestmark = pytest.mark.xdist_group("rollout")
+
 
 @pytest.fixture(scope="module")
 def noisy_model(tiny_checkpoint):
