@@ -93,3 +93,23 @@ def test_per_game_seeding_warns():
 def test_chi2_tail_matches_scipy(x, df):
     scipy_stats = pytest.importorskip("scipy.stats")
     assert chi2_sf(x, df) == pytest.approx(scipy_stats.chi2.sf(x, df), rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize(("name", "status", "tie_set"), [
+    ("FastFairOpponent", PASS, "fast"),
+    ("FastFirstOpponent", FAIL, "fast"),
+    ("FirstChoiceOpponent", FAIL, "value"),
+    ("FairOpponent", PASS, "value"),
+])
+def test_the_audit_finds_the_set_a_user_class_draws_from(name: str, status: str, tie_set: str) -> None:
+    """Fair means uniform within the set of best moves an opponent draws from, whether that is
+    every value-keeping move or the fastest-win subset; the config's `scoring` is not asked."""
+    audit = run(OpponentConfig(_target_=USER + name), processes=False)
+    assert audit.data["tie_set"] == tie_set
+    assert all(audit.check(n).status == status for n in TIE_CHECKS), [(c.name, c.status) for c in audit.checks]
+    assert tie_set in ("fast", "value") and audit.check("tie_break.set").status == PASS
+
+
+def test_the_built_in_fast_scoring_opponent_is_found_drawing_from_the_fastest_moves() -> None:
+    assert run(OpponentConfig(scoring="fast"), processes=False).data["tie_set"] == "fast"
+    assert run(OpponentConfig(scoring="value"), processes=False).data["tie_set"] == "value"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ttt_lab.game import legal_moves, optimal_moves
+from ttt_lab.game import fastest_moves, legal_moves, optimal_moves
 
 
 def _hash_pick(board: str, seed: int, options: list[int]) -> int:
@@ -54,3 +54,19 @@ class UnseededOpponent:
 
     def reply(self, board: str, seed: int) -> int:
         return random.choice(sorted(optimal_moves(board)))
+
+
+class FastFairOpponent:
+    """Uniform among the fastest-win / slowest-loss moves (the rule the published environment
+    ended with), written as a user's class: a fair opponent that never meant to choose among
+    every value-keeping move."""
+
+    def reply(self, board: str, seed: int) -> int:
+        return _hash_pick(board, seed, sorted(fastest_moves(board)))
+
+
+class FastFirstOpponent:
+    """The lowest-numbered of the fastest moves: biased within the set it draws from."""
+
+    def reply(self, board: str, seed: int) -> int:
+        return min(fastest_moves(board))

@@ -83,4 +83,4 @@ def test_unreachable_tracking_server_is_a_clear_error_and_the_audit_is_kept(home
     out = cli("audit", "opponent", f"tracking.uri=http://127.0.0.1:{free_port()}", "audit.opponent.seeds=4",
               check=False)
     assert out.returncode == 2 and "cannot reach the MLflow tracking server" in out.stderr
-    assert len(audit_json(home, "opponent")["checks"]) == 10
+    assert len(audit_json(home, "opponent")["checks"]) == 11

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.xdist_group("report")
 ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def swept_home(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> Path:
     """One real sweep shared by this module's tests (a sweep costs ~20 s)."""
     import os
@@ -20,14 +20,8 @@ def swept_home(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> P
 
     h = tmp_path_factory.mktemp("report") / "runs"
     shutil.copytree(shared_home, h)
-    old = os.environ.get("TTT_LAB_HOME")
-    os.environ["TTT_LAB_HOME"] = str(h)
-    cli("sweep", *ARGS)
-    yield h
-    if old is None:
-        os.environ.pop("TTT_LAB_HOME", None)
-    else:
-        os.environ["TTT_LAB_HOME"] = old
+    cli("sweep", *ARGS, env=dict(os.environ, TTT_LAB_HOME=str(h)))
+    return h
 
 
 @pytest.fixture

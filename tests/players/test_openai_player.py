@@ -17,7 +17,7 @@ from ttt_lab.players.openai_player import EndpointError, OpenAIPlayer
 pytestmark = pytest.mark.xdist_group("openai")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("openai_server.py")), str(port)])

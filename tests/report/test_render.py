@@ -45,9 +45,9 @@ def test_results_are_mean_and_t_interval_over_seeds_per_condition():
 def test_report_has_every_section_and_flags_the_collapsed_run(tmp_path):
     report = build(study(), with_audits=False)
     titles = [s.title for s in report.sections]
-    assert titles == ["Study 'bs'", "Results", "Learning curves", "Stability flags", "Reproduce"]
+    assert titles == ["Study 'bs'", "Verdict", "Results", "Learning curves", "Stability flags", "Reproduce"]
     stab = next(s for s in report.sections if s.title == "Stability flags")
-    assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 4  # header, one flag, rules
+    assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 5  # header, one flag, rules
     index, md = write(report, tmp_path)
     page = index.read_text()
     assert page.count("<svg") == len(report.svgs) > 0
@@ -82,3 +82,70 @@ def test_compare_puts_two_studies_side_by_side_with_their_config_differences():
     assert "| env.think | required | off |" in diff and "| seed |" not in diff
     results = next(s for s in report.sections if s.title == "Results").markdown
     assert "bs: batch_size=64" in results and "bs2: batch_size=128" in results
+
+
+def seeded_study(draws: dict[str, list[float]], games: int = 100) -> Study:
+    """A study whose conditions have the given final draw rates (one per seed) over `games` games."""
+    trials = []
+    for c, rates in draws.items():
+        for seed, rate in enumerate(rates):
+            t = trial(len(trials), int(c), seed, rate, [0.5] * 8)
+            t.metrics |= {"eval/optimal/games": float(games), "eval/random/games": float(games)}
+            trials.append(t)
+    tags = {"ttt.objectives": '[{"metric": "eval/optimal/draw_rate", "direction": "maximize"}]'}
+    return Study("s", "p", tags, 0, trials)
+
+
+def test_one_seed_never_shows_a_zero_width_interval_and_the_games_give_one():
+    report = build(seeded_study({"64": [0.72], "128": [0.86]}), with_audits=False)
+    results = next(s for s in report.sections if s.title == "Results")
+    assert "72.0 (1 seed)" in results.markdown and "72.0 [72.0, 72.0]" not in results.markdown
+    from ttt_lab.evaluation.stats import wilson
+
+    lo, hi = wilson(72, 100)
+    assert f"72.0 [{100 * lo:.1f}, {100 * hi:.1f}]" in results.markdown
+
+
+def _draws(rng, p: float, seeds: int, games: int = 100) -> list[float]:
+    return [sum(rng.random() < p for _ in range(games)) / games for _ in range(seeds)]
+
+
+def test_the_verdict_sees_no_difference_between_conditions_drawn_from_one_distribution():
+    import random
+
+    from ttt_lab.report.render import verdict_section
+
+    rng = random.Random(7)
+    section = verdict_section(seeded_study({str(b): _draws(rng, 0.8, 3) for b in (64, 128, 256)}))
+    assert "No condition differs from the best" in section.markdown
+    assert "Welch t over 3 and 3 seeds" in section.markdown
+
+
+def test_the_verdict_names_a_real_difference_over_seeds_and_over_games():
+    import random
+
+    from ttt_lab.report.render import verdict_section
+    from ttt_lab.report.verdict import verdict
+
+    rng = random.Random(3)
+    study3 = seeded_study({"64": _draws(rng, 0.55, 3), "128": _draws(rng, 0.9, 3), "256": _draws(rng, 0.9, 3)})
+    v = verdict(study3.conditions(), "eval/optimal/draw_rate")
+    assert v.reference == "batch_size=128"
+    differs = {c.condition: c.differs for c in v.comparisons}
+    assert differs == {"batch_size=64": True, "batch_size=256": False}
+    assert "batch_size=64 differs from batch_size=128" in verdict_section(study3).markdown
+    one_seed = verdict(seeded_study({"64": [0.55], "128": [0.90]}, games=400).conditions(), "eval/optimal/draw_rate")
+    (c,) = one_seed.comparisons
+    assert c.test == "Fisher exact over 400 and 400 games" and c.differs
+    assert c.needed.startswith("about ") and c.needed.endswith("games per condition")
+
+
+def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparisons():
+    from ttt_lab.report.verdict import Comparison, holm, verdict
+
+    study = seeded_study({"64": [0.8, 0.81, 0.79], "128": [0.9, 0.91, 0.89], "256": [0.85, 0.84, 0.86]})
+    assert verdict(study.conditions(), "eval/optimal/draw_rate", baseline="batch_size=64").reference == \
+        "batch_size=64"
+    comps = [Comparison("a", 0, "", 0.01), Comparison("b", 0, "", 0.04), Comparison("c", 0, "", 0.03)]
+    holm(comps)
+    assert [round(c.p_holm, 3) for c in comps] == [0.03, 0.06, 0.06]

@@ -37,7 +37,28 @@ def test_other_rules():
                  "train/grad_norm": curve([1.0] * (n - 1) + [50.0])})
     assert sorted(f.rule for f in out) == ["divergence", "format_loss", "invalid_surge"]
     assert next(f for f in out if f.rule == "divergence").step == n
-    assert set(rules_text()) == {"collapse", "invalid_surge", "format_loss", "divergence"}
+    assert set(rules_text()) == {"collapse", "invalid_surge", "format_loss", "divergence", "(all rules)"}
+    assert "phase" in rules_text()["(all rules)"]
+
+
+def two_phases(second: list[float]) -> dict:
+    """Phase 0 rises to 0.8 over 20 steps; phase 1 (stronger opponents) follows with `second`."""
+    first = [0.3 + 0.5 * i / 19 for i in range(20)]
+    reward = curve(first + second)
+    return {"train/reward": reward, "train/phase": [(s, 0.0 if s <= 20 else 1.0) for s, _ in reward]}
+
+
+def test_a_reward_drop_at_a_phase_boundary_is_not_a_collapse():
+    harder = [0.4 + 0.01 * (i % 3) for i in range(20)]  # lower, and steady, from the first step of phase 1
+    assert flags(two_phases(harder)) == []
+    assert [f.rule for f in flags({"train/reward": two_phases(harder)["train/reward"]})] == ["collapse"], \
+        "without the phases the same curve is a collapse: the rule is what knows better"
+
+
+def test_a_drop_inside_a_phase_is_a_collapse():
+    inside = [0.6, 0.7, 0.75, 0.78, 0.8] + [0.2] * 15  # phase 1 rises, then falls within itself
+    (flag,) = flags(two_phases(inside))
+    assert flag.rule == "collapse" and "(phase 1)" in flag.detail and flag.step > 20
 
 
 @given(st.lists(st.floats(0.5, 1.0), min_size=4, max_size=60))

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.xdist_group("postgres"),
                                  "not found; .ci/run installs Debian's postgresql package")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pg_url():
     with postgres.server() as url:
         yield url

@@ -10,7 +10,7 @@ from tests.conftest import cli
 pytestmark = pytest.mark.xdist_group("reproduce")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> tuple[Path, str]:
     """(home, run id) of one logged smoke training, shared by this module's tests."""
     import mlflow

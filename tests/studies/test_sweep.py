@@ -13,10 +13,14 @@ from ttt_lab.studies.spec import from_args
 SMOKE = ["experiment=smoke"]
 
 
+SIZES = (8, 16, 32, 64)
+"""The README's `batch_size=64,128,256,512`, at smoke sizes (the same grid, a quarter of the games)."""
+
+
 def test_batch_size_sweep_as_typed(home: Path) -> None:
-    args = ["batch_size=64,128,256,512", *SMOKE]
+    args = [f"batch_size={','.join(map(str, SIZES))}", *SMOKE]
     dry = cli("sweep", *args, "--dry-run")
-    for bs in (64, 128, 256, 512):
+    for bs in SIZES:
         assert f"batch_size={bs}" in dry.stdout
     assert "4 trials" in dry.stdout
     assert not (home / "mlflow.db").exists() or not split_runs(home, from_args(args).name)[0]
@@ -31,9 +35,9 @@ def test_batch_size_sweep_as_typed(home: Path) -> None:
     mlflow.set_tracking_uri(f"sqlite:///{home}/mlflow.db")
     found = mlflow.search_runs(experiment_names=[name], output_format="list",
                                filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
-    assert sorted(int(r.data.params["train.phases.0.batch_size"]) for r in found) == [64, 128, 256, 512]
+    assert sorted(int(r.data.params["train.phases.0.batch_size"]) for r in found) == list(SIZES)
     assert all(r.info.status == "FINISHED" and r.data.tags["optuna.state"] == "COMPLETE" for r in found)
-    assert {r.data.tags["ttt.trial_overrides"] for r in found} == {f"batch_size={b}" for b in (64, 128, 256, 512)}
+    assert {r.data.tags["ttt.trial_overrides"] for r in found} == {f"batch_size={b}" for b in SIZES}
     assert parent.info.status == "FINISHED" and "plan.json" in os.listdir(parent.info.artifact_uri.removeprefix("file://"))
 
     again = cli("sweep", *args)
@@ -51,7 +55,7 @@ def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
 
 
 def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_path: Path) -> None:
-    args = ["steps=2,30,3", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
+    args = ["steps=2,12,3", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
     name = from_args(args).name
     storage = f"sqlite:///{home}/optuna.db"
     log = (tmp_path / "sweep.log").open("w")
@@ -112,6 +116,7 @@ def test_pruned_trials_are_pruned_in_optuna_and_tagged_in_mlflow(home: Path, tmp
 
 
 @pytest.mark.xdist_group("failing-sweep")
+@pytest.mark.xdist_group("report")
 def test_a_failing_trial_is_recorded_and_the_sweep_goes_on(failing_sweep) -> None:
     home, out = failing_sweep
     assert out.returncode == 1

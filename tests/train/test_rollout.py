@@ -12,7 +12,7 @@ from ttt_lab.train.rollout import Sampling, play_rollouts
 pytestmark = pytest.mark.xdist_group("rollout")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def noisy_model(tiny_checkpoint):
     """The tiny model with large random weights, so greedy replies depend on the context."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

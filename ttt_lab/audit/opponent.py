@@ -59,10 +59,34 @@ def sample(opponent: Opponent, seeds: list[int]) -> Sample:
     return Sample(states, seeds, [[as_cell(reply(t.boards[s], seed)) for seed in seeds] for s in states])
 
 
+FAST_SHARE = 0.99
+"""An opponent draws from the fastest-win / slowest-loss moves when at least this share of its
+picks, at positions where that subset is smaller than the value-keeping moves, lies inside it."""
+
+
 def tie_sets(scoring: str) -> tuple[tuple[int, ...], ...]:
     """The moves the opponent should be indifferent between, per state."""
     t = table()
     return t.fastest if scoring == "fast" else t.optimal
+
+
+def detect_tie_set(smp: Sample) -> tuple[str, float, int]:
+    """Which set of best moves the opponent draws from, read off its own picks (not its
+    config): ("fast" | "value", share of picks inside the fastest subset, positions where the
+    two sets differ). A user class that prefers quick wins is then compared with the moves it
+    chooses among, like the built-in `scoring: fast`."""
+    t = table()
+    inside = total = positions = 0
+    for i, s in enumerate(smp.states):
+        fast, opt = set(t.fastest[s]), set(t.optimal[s])
+        if len(opt) < 2 or fast == opt:
+            continue
+        positions += 1
+        picks = [m for m in smp.replies[i] if m in opt]
+        inside += sum(m in fast for m in picks)
+        total += len(picks)
+    share = inside / total if total else 0.0
+    return ("fast" if total and share >= FAST_SHARE else "value"), share, positions
 
 
 def tie_break_checks(smp: Sample, ties: tuple[tuple[int, ...], ...], a: OpponentAuditConfig
@@ -244,8 +268,13 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
         replay = Replay(cfg, 0.0 if noisy is None else p, boards, seeds[:REPLAY_SEEDS])
     smp = sample(base, seeds)
     audit = Audit("opponent", repr(base))
-    checks, data = tie_break_checks(smp, tie_sets(cfg.scoring), a)
-    audit.data.update(data)
+    found, share, where = detect_tie_set(smp)
+    checks, data = tie_break_checks(smp, tie_sets(found), a)
+    audit.data.update(data | {"tie_set": found})
+    named = "fastest-win / slowest-loss moves" if found == "fast" else "value-keeping moves"
+    checks.insert(0, Check("tie_break.set", share, f"fast if >= {FAST_SHARE:g}", PASS,
+                           f"draws from the {named}: {share:.1%} of its picks at the {where} positions where "
+                           "the fastest moves are fewer lie among them; the tie-break checks below use that set"))
     checks.append(skipped("optimality", "the random opponent does not aim for optimal play") if is_random
                   else optimality_check(smp, a))
     if noisy is None:

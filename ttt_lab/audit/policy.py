@@ -3,7 +3,13 @@ that differ only in how they break ties and in how the board is turned?
 
 A policy that learned to play, rather than one line against one opponent, draws against
 every member of the panel alike. The published failure (99 % draws against the
-first-tie-break minimax, clueless elsewhere) shows up as one member far above the rest.
+first-tie-break minimax, clueless elsewhere) shows up as the *training* opponent far above the
+rest of the panel.
+
+Effective sample sizes: a greedy policy against a deterministic member plays at most two
+distinct games (one per side to start), so 100 games would be 100 copies. Every member
+therefore plays a random move with probability `audit.policy.noise` (seeded per example and
+position, so members meet the same noise), and every interval counts *distinct* games.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ class Member:
     name: str
     opponent: Opponent
     seed_set: int
+    is_training: bool = False
+    """The training opponent itself (same rule, same seeds): the member memorisation is measured on."""
 
 
 @dataclass
@@ -57,62 +65,91 @@ class MemberResult:
     draws: int
     losses: int
     invalid: int
+    distinct: int = 0
+    """Distinct games (move sequences): the effective sample size of this member's rates."""
 
     @property
     def held(self) -> int:
         """Games not lost (against an optimal opponent: draws, and wins it should never give)."""
         return self.wins + self.draws
 
+    def interval(self, k: int) -> tuple[float, float]:
+        """Wilson interval of k of the games, sized by the distinct games behind them."""
+        return effective_interval(k, self.games, self.distinct)
+
     def as_dict(self) -> dict:
-        lo, hi = wilson(self.held, self.games)
-        dlo, dhi = wilson(self.draws, self.games)
-        llo, lhi = wilson(self.losses, self.games)
+        lo, hi = self.interval(self.held)
+        dlo, dhi = self.interval(self.draws)
+        llo, lhi = self.interval(self.losses)
         n = self.games or 1
-        return {"name": self.name, "games": self.games, "win_rate": self.wins / n, "draw_rate": self.draws / n,
-                "draw_lo": dlo, "draw_hi": dhi, "loss_rate": self.losses / n, "loss_lo": llo, "loss_hi": lhi,
-                "held_rate": self.held / n, "held_lo": lo, "held_hi": hi, "invalid_moves": self.invalid}
+        return {"name": self.name, "games": self.games, "distinct_games": self.distinct, "win_rate": self.wins / n,
+                "draw_rate": self.draws / n, "draw_lo": dlo, "draw_hi": dhi, "loss_rate": self.losses / n,
+                "loss_lo": llo, "loss_hi": lhi, "held_rate": self.held / n, "held_lo": lo, "held_hi": hi,
+                "invalid_moves": self.invalid}
 
 
-def panel(training: Opponent, scoring: str, seed_sets: int) -> list[Member]:
-    """Optimal opponents: first/last tie-break, random tie-break under several seed sets,
-    and the training opponent in each of the 8 orientations."""
-    members = [Member("minimax-first", MinimaxOpponent("first", scoring), 0),
-               Member("minimax-last", MinimaxOpponent("last", scoring), 0)]
-    members += [Member(f"minimax-random-s{i}", MinimaxOpponent("random", scoring), i) for i in range(seed_sets)]
-    members += [Member(f"training@{NAMES[k]}", training if k == 0 else ConjugatedOpponent(training, k), 0)
+def effective_interval(k: int, games: int, distinct: int) -> tuple[float, float]:
+    """The Wilson interval of a rate k / games when only `distinct` of the games are independent."""
+    n = max(1, min(games, distinct or games))
+    return wilson(round(n * k / games) if games else 0, n)
+
+
+def _same_rule(a: Opponent, b: Opponent) -> bool:
+    """The same way of choosing moves (a built-in minimax: tie-break and scoring; noise aside)."""
+    if isinstance(a, MinimaxOpponent) and isinstance(b, MinimaxOpponent):
+        return (a.tie_break, a.scoring) == (b.tie_break, b.scoring)
+    return repr(a) == repr(b)
+
+
+def panel(training: Opponent, scoring: str, seed_sets: int, noise: float = 0.0) -> list[Member]:
+    """Optimal opponents (each with `noise` random moves): first/last tie-break, random
+    tie-break under several seed sets, and the training opponent in each of the 8 orientations.
+    A member that is the training opponent under its seeds is marked `is_training`."""
+    members = [Member("minimax-first", MinimaxOpponent("first", scoring, noise), 0),
+               Member("minimax-last", MinimaxOpponent("last", scoring, noise), 0)]
+    members += [Member(f"minimax-random-s{i}", MinimaxOpponent("random", scoring, noise), i) for i in range(seed_sets)]
+    for m in members:
+        m.is_training = m.seed_set == 0 and _same_rule(m.opponent, training)
+    members += [Member(f"training@{NAMES[k]}", training if k == 0 else ConjugatedOpponent(training, k), 0, k == 0)
                 for k in range(8)]
     return members
 
 
 def panel_examples(cfg: Config, games: int, seed_set: int):
-    ds = DatasetConfig(size=games, p_min=0.0, p_max=0.0, num_strata=1, sampling="iid", examples_per_batch=games,
+    noise = cfg.audit.policy.noise
+    ds = DatasetConfig(size=games, p_min=noise, p_max=noise, num_strata=1, sampling="iid", examples_per_batch=games,
                        first_player="alternate", model_symbol=cfg.dataset.model_symbol)
     return make_dataset(ds, derive_seed(cfg.audit.seed ^ PANEL_SALT, seed_set))
 
 
 def _result(name: str, records: list[GameRecord]) -> MemberResult:
     c = Counter(r.outcome for r in records)
+    distinct = len({(r.model_mark, tuple(r.moves)) for r in records})
     return MemberResult(name, len(records), c.get("win", 0), c.get("draw", 0),
-                        len(records) - c.get("win", 0) - c.get("draw", 0), sum(r.invalid_moves for r in records))
+                        len(records) - c.get("win", 0) - c.get("draw", 0), sum(r.invalid_moves for r in records),
+                        distinct)
 
 
-def memorisation_check(results: list[MemberResult], min_gap: float) -> Check:
-    """FAIL when one member's not-lost rate beats the rest pooled by more than `min_gap`
-    with non-overlapping 95 % intervals; WARN when the gap is there but the intervals overlap."""
-    worst_gap, worst, separated = 0.0, "", False
-    for m in results:
-        rest_held = sum(r.held for r in results if r is not m)
-        rest_games = sum(r.games for r in results if r is not m)
-        gap = m.held / m.games - rest_held / rest_games
-        if gap > worst_gap:
-            worst_gap, worst = gap, m.name
-            separated = wilson(m.held, m.games)[0] > wilson(rest_held, rest_games)[1]
-    status = FAIL if worst_gap > min_gap and separated else WARN if worst_gap > min_gap else PASS
+def memorisation_check(results: list[MemberResult], training: list[bool], min_gap: float) -> Check:
+    """The training opponent against the rest of the panel: FAIL when the policy holds (draws
+    or wins) more than `min_gap` more games against the opponent it trained on than against the
+    others, beyond both 95 % intervals (each sized by its distinct games); WARN when the gap is
+    there but the intervals overlap. Doing well against some other deterministic member is not
+    memorisation: the policy never met it."""
+    mine = [r for r, t in zip(results, training, strict=True) if t]
+    rest = [r for r, t in zip(results, training, strict=True) if not t]
+    held, games, distinct = (sum(r.held for r in mine), sum(r.games for r in mine), sum(r.distinct for r in mine))
+    r_held, r_games, r_distinct = (sum(r.held for r in rest), sum(r.games for r in rest),
+                                   sum(r.distinct for r in rest))
+    gap = held / games - r_held / r_games
+    separated = effective_interval(held, games, distinct)[0] > effective_interval(r_held, r_games, r_distinct)[1]
+    status = FAIL if gap > min_gap and separated else WARN if gap > min_gap else PASS
     rates = [r.held / r.games for r in results]
-    detail = (f"best member {worst or '-'} holds (draws or wins) {worst_gap:+.1%} more games than the rest"
-              f"{' beyond the 95% intervals' if separated else ''}; spread over the panel "
+    detail = (f"the training opponent is held (draw or win) in {held / games:.1%} of {games} games ({distinct} "
+              f"distinct), the rest of the panel in {r_held / r_games:.1%} of {r_games} ({r_distinct} distinct): "
+              f"{gap:+.1%}{' beyond the 95% intervals' if separated else ''}; spread over the panel "
               f"{max(rates) - min(rates):.1%}")
-    return Check("memorisation.gap", worst_gap, f"<= {min_gap:g} or intervals overlap", status, detail)
+    return Check("memorisation.gap", gap, f"<= {min_gap:g} or intervals overlap", status, detail)
 
 
 def _threats(board: str, mark: str) -> int:
@@ -168,7 +205,7 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
                  on_finished: Callable[[int], None] | None = None) -> Audit:
     start = time.perf_counter()
     a = cfg.audit.policy
-    members = panel(training, cfg.opponent.scoring, a.seed_sets)
+    members = panel(training, cfg.opponent.scoring, a.seed_sets, a.noise)
     results, records = [], []
     for m in members:
         examples = panel_examples(cfg, a.games, m.seed_set)
@@ -180,7 +217,7 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
     forks = sum(fork_allowed(r) for r in records) / len(records)
     share, worst = agreement(records)
     audit.checks = [
-        memorisation_check(results, a.min_gap),
+        memorisation_check(results, [m.is_training for m in members], a.min_gap),
         upper("fork_allowed_rate", forks, a.max_fork_rate, 1.0,
               f"share of {len(records)} games where the policy let the opponent set up two winning lines"),
         Check("optimal_agreement", share, "informational", PASS,
@@ -190,8 +227,8 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
     if invalid:
         audit.checks.append(Check("invalid_moves", float(invalid), "0", WARN,
                                   f"{invalid} invalid moves over {len(records)} panel games"))
-    audit.data = {"members": [r.as_dict() for r in results], "disagreements": worst,
-                  "games_per_member": a.games}
+    audit.data = {"members": [r.as_dict() | {"training": m.is_training} for r, m in zip(results, members, strict=True)],
+                  "disagreements": worst, "games_per_member": a.games, "noise": a.noise}
     audit.seconds = time.perf_counter() - start
     return audit
 

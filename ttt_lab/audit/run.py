@@ -70,7 +70,7 @@ def policy_audit(loaded: Loaded, console: Console) -> Audit:
     cfg = loaded.cfg
     player = build_player(cfg)
     make = opponent_factory(cfg.opponent)
-    training = make(0.0) or make(cfg.opponent.p_random)
+    training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
     total = cfg.audit.policy.games * len(panel(training, cfg.opponent.scoring, cfg.audit.policy.seed_sets))
     with games_progress(console) as progress:
         task = progress.add_task("policy audit", total=total)

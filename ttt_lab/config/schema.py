@@ -244,7 +244,10 @@ class PolicyAuditConfig:
     seed_sets: int = 3
     """Random tie-break members, each under its own set of example seeds."""
     min_gap: float = 0.1
-    """Non-loss rate gap between one member and the rest that counts as memorisation."""
+    """Non-loss rate gap between the training opponent and the rest that counts as memorisation."""
+    noise: float = 0.1
+    """Every panel member plays a random move with this probability (seeded per example and
+    position): a greedy policy then meets many distinct games, not copies of two. 0: exact."""
     max_fork_rate: float = 0.05
     """WARN above this share of games where the policy lets the opponent fork."""
 
@@ -328,6 +331,7 @@ def _validate_audit(a: AuditConfig) -> None:
     check_integer("audit.policy.games", a.policy.games, 2)
     check_integer("audit.policy.seed_sets", a.policy.seed_sets, 1)
     check_number("audit.policy.min_gap", a.policy.min_gap, 0.0, 1.0)
+    check_number("audit.policy.noise", a.policy.noise, 0.0, 1.0)
 
 
 def validate(cfg: Config) -> Config:

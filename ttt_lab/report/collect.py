@@ -20,6 +20,9 @@ FINAL_METRICS = (
 )
 CURVES = ("train/reward", "train/reward_std", "train/frac_reward_zero_std", "train/entropy",
           "train/game/invalid_per_game", "train/game/format_rate", "train/grad_norm", "eval/optimal/draw_rate")
+PHASE = "train/phase"
+"""The phase index of every logged step: stability rules compare within a phase, curves mark
+where one phase ends and the next begins."""
 
 
 class ReportError(TttLabError):
@@ -88,7 +91,7 @@ def trial_from_run(run, with_curves: bool, store) -> Trial:
               _int(params.get("train.phases.0.batch_size"), 1), dict(run.data.metrics), dict(tags),
               params=dict(params))
     if with_curves:
-        t.curves = {k: metric_history(store, t.run_id, k) for k in CURVES}
+        t.curves = {k: metric_history(store, t.run_id, k) for k in (*CURVES, PHASE)}
     return t
 
 

@@ -6,7 +6,8 @@ import html
 import math
 
 PALETTE = ("#4a78c2", "#d1603d", "#3c9d5d", "#8e5ac8", "#c2a03c", "#3cb0c2", "#c23c7a", "#6b6b6b")
-W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 260, 52, 12, 24, 36
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 260, 52, 170, 24, 36
+"""The legend sits in the right margin (PAD_R), outside the plotted area: it never covers data."""
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -19,8 +20,10 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [start + i * step for i in range(int((hi - start) / step) + 1)]
 
 
-def band_chart(title: str, series: dict[str, list[tuple[float, float, float, float]]], x_label: str) -> str:
-    """`series[name]` = [(x, mean, low, high), …]; one line per name over its shaded band."""
+def band_chart(title: str, series: dict[str, list[tuple[float, float, float, float]]], x_label: str,
+               boundaries: list[tuple[float, str]] = ()) -> str:
+    """`series[name]` = [(x, mean, low, high), …]; one line per name over its shaded band;
+    `boundaries` = [(x, label), …] drawn as dashed vertical lines (where a phase begins)."""
     points = [p for s in series.values() for p in s if all(math.isfinite(v) for v in p)]
     if not points:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="60" role="img" '
@@ -49,6 +52,11 @@ def band_chart(title: str, series: dict[str, list[tuple[float, float, float, flo
                      f'<line x1="{PAD_L}" y1="{sy(t):.1f}" x2="{W - PAD_R}" y2="{sy(t):.1f}" stroke="#eee"/>')
     for t in _ticks(x0, x1):
         parts.append(f'<text x="{sx(t):.1f}" y="{H - PAD_B + 14}" font-size="10" text-anchor="middle">{t:.4g}</text>')
+    for x, label in boundaries:
+        if x0 < x <= x1:
+            parts.append(f'<line class="phase" x1="{sx(x):.1f}" y1="{PAD_T}" x2="{sx(x):.1f}" y2="{H - PAD_B}" '
+                         f'stroke="#555" stroke-dasharray="4 3"/><text x="{sx(x) + 3:.1f}" y="{PAD_T + 9}" '
+                         f'font-size="9" fill="#555">{html.escape(label)}</text>')
     for i, (name, pts) in enumerate(series.items()):
         pts = [p for p in pts if all(math.isfinite(v) for v in p)]
         if not pts:
@@ -60,9 +68,9 @@ def band_chart(title: str, series: dict[str, list[tuple[float, float, float, flo
         line = " ".join(f"{sx(x):.1f},{sy(m):.1f}" for x, m, _, _ in pts)
         parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
                      f"<title>{html.escape(name)}</title></polyline>")
-        parts.append(f'<rect x="{W - PAD_R - 190}" y="{PAD_T + 14 * i}" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{W - PAD_R - 176}" y="{PAD_T + 9 + 14 * i}" font-size="10">'
-                     f"{html.escape(name[:34])}</text>")
+        parts.append(f'<rect x="{W - PAD_R + 10}" y="{PAD_T + 14 * i}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{W - PAD_R + 24}" y="{PAD_T + 9 + 14 * i}" font-size="10">'
+                     f"{html.escape(name[:26])}<title>{html.escape(name)}</title></text>")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" '
             f'aria-label="{html.escape(title)}">{"".join(parts)}</svg>')
 

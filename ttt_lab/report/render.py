@@ -16,7 +16,7 @@ from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
 from ttt_lab.report import figures
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, spec_of, values
-from ttt_lab.report.stability import Flag, flags, rules_text
+from ttt_lab.report.stability import Flag, flags, phase_starts, rules_text
 from ttt_lab.tracking import keys
 
 PUBLISHED = (
@@ -88,21 +88,75 @@ def header(study: Study) -> Section:
     return Section(f"Study '{study.name}'", [*blocks, Table(["", ""], [[k, v] for k, v in items])])
 
 
+SHOWN = ("eval/random/win_rate", "eval/random/draw_rate", "eval/random/loss_rate", "eval/optimal/draw_rate",
+         "eval/optimal/loss_rate", "eval/random/invalid_rate", "eval/random/format_rate", "eval/optimal/reward")
+POOLED = ("eval/random/win_rate", "eval/random/draw_rate", "eval/random/loss_rate", "eval/optimal/draw_rate",
+          "eval/optimal/loss_rate")
+
+
+def over_seeds(mean: float, lo: float, hi: float, seeds: int) -> str:
+    """A condition's mean; its Student-t interval with 2+ seeds, never a zero-width one for 1 seed."""
+    return f"{pct(mean)} (1 seed)" if seeds == 1 else f"{pct(mean)} [{pct(lo)}, {pct(hi)}]"
+
+
+def pooled_rows(study: Study) -> list[list[str]]:
+    """Every condition's evaluation games pooled over its seeds, with Wilson intervals."""
+    from ttt_lab.evaluation.stats import wilson
+    from ttt_lab.report.verdict import pooled
+
+    rows = []
+    for cond, trials in study.conditions().items():
+        cells, games = [], set()
+        for m in POOLED:
+            got = pooled(trials, m)
+            if got is None:
+                cells.append("-")
+                continue
+            lo, hi = wilson(got.successes, got.games)
+            cells.append(f"{pct(got.rate)} [{pct(lo)}, {pct(hi)}]")
+            games.add(got.games)
+        rows.append([cond, "/".join(str(g) for g in sorted(games)) or "-", *cells])
+    return rows
+
+
 def results(study: Study) -> Section:
-    shown = ("eval/random/win_rate", "eval/random/draw_rate", "eval/random/loss_rate", "eval/optimal/draw_rate",
-             "eval/optimal/loss_rate", "eval/random/invalid_rate", "eval/random/format_rate", "eval/optimal/reward")
-    head = ["condition", "seeds", *[m.removeprefix("eval/") for m in shown], "best", "worst"]
+    head = ["condition", "seeds", *[m.removeprefix("eval/") for m in SHOWN], "best", "worst"]
     rows = []
     for r in results_rows(study):
-        cells = [f"{pct(r[m][0])} [{pct(r[m][1])}, {pct(r[m][2])}]" for m in shown]
+        cells = [over_seeds(*r[m], r["seeds"]) for m in SHOWN]
         rows.append([r["condition"], str(r["seeds"]), *cells, r["best"], r["worst"]])
-    note = ("Mean over seeds with a 95 % Student-t interval (percent; reward as a fraction x 100); best and worst "
-            f"seed by {objective(study)}.")
+    pooled_head = ["condition", "games per opponent", *[m.removeprefix("eval/") for m in POOLED]]
+    pooled_note = ("The same conditions with every evaluation game pooled over the seeds: the rate and its 95 % "
+                   "Wilson interval over games (how sure the games make each number, whatever the seeds).")
+    note = ("Mean over seeds with a 95 % Student-t interval over seeds (percent; reward as a fraction x 100); a "
+            f"condition with one seed says so instead; best and worst seed by {objective(study)}.")
     ref_head = ["published (LFM2, DESIGN.md)", "W/D/L vs random", "W/D/L vs optimal"]
     ref_rows = [[n, "/".join(map(str, a)), "/".join(map(str, b))] for n, a, b in PUBLISHED]
     ref_note = ("Published figures, for orientation only: a 2.6B model with LoRA, 600 + 400 steps of 256-480 "
                 "games; not the setting of this study.")
-    return Section("Results", [Para(note), Table(head, rows), Para(ref_note, "note"), Table(ref_head, ref_rows)])
+    return Section("Results", [Para(note), Table(head, rows), Para(pooled_note), Table(pooled_head, pooled_rows(study)),
+                               Para(ref_note, "note"), Table(ref_head, ref_rows)])
+
+
+def verdict_section(study: Study) -> Section:
+    """The study's question answered: ranking, tests against the reference, data needed."""
+    from ttt_lab.report.verdict import ALPHA, verdict
+
+    objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": objective(study), "direction": "maximize"}]
+    v = verdict(study.conditions(), objs[0]["metric"], objs[0].get("direction", "maximize"),
+                study.tags.get(keys.BASELINE, ""))
+    blocks: list = [Para(text) for text in v.sentences()]
+    rows = [[c.condition, v.reference, f"{100 * c.difference:+.1f}", c.test,
+             "-" if c.p != c.p else f"{c.p:.3g} -> {c.p_holm:.3g}", "yes" if c.differs else "no", c.needed or "-"]
+            for c in v.comparisons]
+    if rows:
+        blocks.append(Table(["condition", "compared with", "difference (points)", "test", "p -> Holm",
+                             f"differs (p < {ALPHA:g})", "to resolve a difference this size"], rows))
+    blocks.append(Para("Over seeds (Welch's t) when both conditions have 3+ seeds, else over the pooled games "
+                       "(Fisher's exact test); p-values corrected for the number of comparisons (Holm). The last "
+                       "column: the seeds (or games) per condition a two-sided 5 % test needs to find a difference "
+                       "of the observed size 80 % of the time.", "note"))
+    return Section("Verdict", blocks)
 
 
 def curves(report: Report) -> Section:
@@ -114,12 +168,23 @@ def curves(report: Report) -> Section:
             for cond, trials in conds.items():
                 scale = trials[0].batch_size if axis == "games" else 1
                 series[cond] = figures.aggregate([t.curves.get(key, []) for t in trials if t.curves.get(key)], scale)
-            svg = figures.band_chart(f"{key} vs {axis}", series, "games seen" if axis == "games" else "step")
+            svg = figures.band_chart(f"{key} vs {axis}", series, "games seen" if axis == "games" else "step",
+                                     _boundaries(conds, axis))
             name = f"{key.replace('/', '_')}_{axis}.svg"
             report.svgs[name] = svg
             figs.items.append((f"{key} vs {axis}", svg, name))
-    note = "Mean over seeds (line) and the range over seeds (band); games seen = step x batch size."
+    note = ("Mean over seeds (line) and the range over seeds (band); games seen = step x batch size; a dashed "
+            "line marks where a training phase begins.")
     return Section("Learning curves", [Para(note), figs])
+
+
+def _boundaries(conds: dict[str, list[Trial]], axis: str) -> list[tuple[float, str]]:
+    """Where each phase after the first begins, on the chart's x axis (from each condition's first run)."""
+    out: set[tuple[float, str]] = set()
+    for trials in conds.values():
+        scale = trials[0].batch_size if axis == "games" else 1
+        out |= {(step * scale, f"phase {phase}") for step, phase in phase_starts(trials[0].curves)[1:]}
+    return sorted(out)
 
 
 def stability(study: Study, c: StabilityConfig | None = None) -> Section:
@@ -190,7 +255,7 @@ def policy_section(study: Study) -> Section:
 
 def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None) -> Report:
     report = Report(study)
-    report.sections = [header(study), results(study), curves(report), stability(study, c)]
+    report.sections = [header(study), verdict_section(study), results(study), curves(report), stability(study, c)]
     if with_audits:
         report.sections.append(audits(study))
     report.sections.append(reproduce(study))

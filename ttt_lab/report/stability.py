@@ -1,7 +1,9 @@
 """Stability flags: rules over one run's logged curves, each saying what fired and where.
 
 Curves are lists of (step, value). The rules are deliberately simple and documented in the
-report itself (`RULES`), so a reader can check a flag by eye on the plotted curve.
+report itself (`RULES`), so a reader can check a flag by eye on the plotted curve. Every rule
+compares within one training phase (`train/phase`): a recipe that switches to stronger
+opponents drops its reward on purpose, and that planned change is not a collapse.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ RULES = {
     "invalid_surge": "invalid moves per game over the last quarter exceed the first quarter's by {invalid_surge}",
     "format_loss": "format rate over the last quarter falls {format_drop:.0%} below its best quarter",
     "divergence": "grad_norm exceeds {spike_factor:g} x its median",
+    "(all rules)": "compare within one training phase; a drop at a phase boundary (a planned change of opponents "
+                   "or temperature) fires nothing",
 }
 
 
@@ -87,18 +91,39 @@ def divergence(grad_norm: Curve, c: StabilityConfig) -> Flag | None:
     return None
 
 
+def phase_starts(curves: dict[str, Curve]) -> list[tuple[int, int]]:
+    """(first step, phase index) of every phase, from the `train/phase` curve; one phase from
+    step 0 when the run logged none."""
+    starts: list[tuple[int, int]] = []
+    for step, value in sorted(curves.get("train/phase", [])):
+        if not starts or int(value) != starts[-1][1]:
+            starts.append((step, int(value)))
+    return starts or [(0, 0)]
+
+
+def _within(curve: Curve, lo: int, hi: int | None) -> Curve:
+    return [(s, v) for s, v in curve if s >= lo and (hi is None or s < hi)]
+
+
 def flags(curves: dict[str, Curve], c: StabilityConfig | None = None) -> list[Flag]:
     """All rules over one run's curves (`train/reward`, `train/reward_std`, `train/entropy`,
-    `train/game/invalid_per_game`, `train/game/format_rate`, `train/grad_norm`)."""
+    `train/game/invalid_per_game`, `train/game/format_rate`, `train/grad_norm`), phase by phase."""
     c = c or StabilityConfig()
-    found = [
-        collapse(curves.get("train/reward", []), curves.get("train/reward_std", []),
-                 curves.get("train/entropy", []), c),
-        invalid_surge(curves.get("train/game/invalid_per_game", []), c),
-        format_loss(curves.get("train/game/format_rate", []), c),
-        divergence(curves.get("train/grad_norm", []), c),
-    ]
-    return [f for f in found if f is not None]
+    starts = phase_starts(curves)
+    out: list[Flag] = []
+    for i, (lo, phase) in enumerate(starts):
+        hi = starts[i + 1][0] if i + 1 < len(starts) else None
+
+        def part(key: str, lo: int = lo, hi: int | None = hi) -> Curve:
+            return _within(curves.get(key, []), lo, hi)
+
+        found = [collapse(part("train/reward"), part("train/reward_std"), part("train/entropy"), c),
+                 invalid_surge(part("train/game/invalid_per_game"), c),
+                 format_loss(part("train/game/format_rate"), c),
+                 divergence(part("train/grad_norm"), c)]
+        where = f" (phase {phase})" if len(starts) > 1 else ""
+        out += [Flag(f.rule, f.step, f.detail + where) for f in found if f is not None]
+    return out
 
 
 def rules_text(c: StabilityConfig | None = None) -> dict[str, str]:

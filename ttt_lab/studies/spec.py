@@ -46,11 +46,14 @@ class StudySpec:
     objectives: list[Objective] = field(default_factory=lambda: [Objective()])
     workers: int = 1
     source: str = "command line"
+    baseline: str = ""
+    """The condition the report compares every other one with (e.g. `ablation=none`); empty:
+    the best condition on the objective."""
 
     def key(self) -> str:
-        """Identity of the study's definition (not its name or where it came from)."""
+        """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
-        for k in ("name", "source", "workers", "question"):
+        for k in ("name", "source", "workers", "question", "baseline"):
             d.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -124,7 +127,7 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
     if not isinstance(raw, dict) or not isinstance(raw.get("params"), dict) or not raw["params"]:
         raise StudyError(f"the study file {path} needs a non-empty `params:` mapping of key -> sweep values.")
     known = {"name", "question", "params", "overrides", "kind", "n_trials", "sampler", "pruner", "objective",
-             "workers"}
+             "workers", "baseline"}
     unknown = set(raw) - known
     if unknown:
         raise StudyError(f"unknown keys in {path}: {', '.join(sorted(unknown))}. Allowed: {', '.join(sorted(known))}.")
@@ -138,7 +141,8 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         name=name or raw.get("name") or path.stem, params=params, overrides=[*raw.get("overrides", []), *fixed],
         question=raw.get("question", ""), kind=kind, n_trials=n_trials or raw.get("n_trials"),
         sampler={"name": "tpe", "seed": 0} | raw.get("sampler", {}), pruner={"name": "none"} | raw.get("pruner", {}),
-        objectives=objectives or [Objective()], workers=int(raw.get("workers", 1)), source=str(path))
+        objectives=objectives or [Objective()], workers=int(raw.get("workers", 1)), source=str(path),
+        baseline=str(raw.get("baseline", "")))
     return spec.validate()
 
 
