@@ -88,3 +88,16 @@ def test_policy_audits_of_final_checkpoints_appear_in_the_report(swept_home: Pat
     assert "Final policies (memorisation probe)" in page
     assert f"<td>{audit['status']}</td>" in page
     assert trial.data.tags["ttt.trial_overrides"].replace(" seed=0", "").replace(" seed=1", "") in page
+
+
+def test_every_trial_audits_its_own_final_policy_and_the_report_shows_it(swept_home: Path, swept: str) -> None:
+    _, children = split_runs(swept_home, swept)
+    assert all(r.data.tags.get("ttt.policy_audit") in ("PASS", "WARN", "FAIL") for r in children)
+    assert all("audit/policy/memorisation.gap" in r.data.metrics for r in children)
+    from ttt_lab.report.collect import collect
+    from ttt_lab.tracking.store import open_store
+
+    study = collect(open_store(f"sqlite:///{swept_home}/mlflow.db", str(swept_home / "mlartifacts")), swept)
+    assert set(study.policy_audits) == {r.info.run_id for r in children}
+    members = next(iter(study.policy_audits.values()))["data"]["members"]
+    assert all("distinct_games" in m for m in members)

@@ -149,3 +149,16 @@ def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparis
     comps = [Comparison("a", 0, "", 0.01), Comparison("b", 0, "", 0.04), Comparison("c", 0, "", 0.03)]
     holm(comps)
     assert [round(c.p_holm, 3) for c in comps] == [0.03, 0.06, 0.06]
+
+
+def test_a_study_without_policy_audits_says_so_and_one_with_them_shows_each_trial():
+    from ttt_lab.report.render import policy_section
+
+    s = study()
+    assert "No policy audit of the final checkpoints in this study" in policy_section(s).markdown
+    audit = {"status": "FAIL", "checks": [{"name": "memorisation.gap", "value": 0.4, "detail": "x"},
+                                          {"name": "fork_allowed_rate", "value": 0.02}]}
+    s.policy_audits = {s.trials[0].run_id: audit}
+    md = policy_section(s).markdown
+    assert "| batch_size=64 | 1 of 1 | +40.0 | 2.0 |" in md
+    assert "4 finished trial(s) have no policy audit" in md

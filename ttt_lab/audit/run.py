@@ -77,6 +77,21 @@ def policy_audit(loaded: Loaded, console: Console) -> Audit:
         return audit_policy(cfg, player, training, lambda n: progress.advance(task, n))
 
 
+def checkpoint_policy_audit(loaded: Loaded, checkpoint: str) -> Audit:
+    """The policy audit of a trained checkpoint (greedy, through the `hf` player), as a study
+    trial runs it at the end of training."""
+    from ttt_lab.audit.policy import audit_policy
+    from ttt_lab.players.hf import HFPlayer
+
+    cfg = loaded.cfg
+    model = dataclasses.replace(cfg.model, path=checkpoint)
+    player = HFPlayer.from_config(dataclasses.replace(cfg, model=model,
+                                                      player=dataclasses.replace(cfg.player, temperature=0.0)))
+    make = opponent_factory(cfg.opponent)
+    training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
+    return audit_policy(cfg, player, training)
+
+
 def tracking_job(loaded: Loaded, audit: Audit, paths: list[Path]):
     from ttt_lab.config.flatten import flat_items
     from ttt_lab.tracking.background import Job

@@ -248,6 +248,9 @@ class PolicyAuditConfig:
     noise: float = 0.1
     """Every panel member plays a random move with this probability (seeded per example and
     position): a greedy policy then meets many distinct games, not copies of two. 0: exact."""
+    in_studies: bool = True
+    """Every study trial audits its final checkpoint (the memorisation probe and fork rate go on
+    the trial's run and into the report); false to skip it."""
     max_fork_rate: float = 0.05
     """WARN above this share of games where the policy lets the opponent fork."""
 

@@ -124,13 +124,18 @@ def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
 
 
 def policy_audits(store, trials: list[Trial]) -> dict[str, dict]:
-    """Policy audits someone ran on the trials' final checkpoints (`ttt-lab audit policy player=hf
-    model.path=CHECKPOINT`), found by the checkpoint path; the latest one per trial."""
+    """Policy audits of the trials' final checkpoints: the one each trial ran itself, and any
+    `ttt-lab audit policy player=hf model.path=CHECKPOINT` run since (found by the checkpoint
+    path; the latest one per trial wins)."""
     import json
 
     from ttt_lab.tracking.store import read_text_artifact, search_all
 
     out: dict[str, dict] = {}
+    for t in trials:  # a study trial audits its own checkpoint (audit.policy.in_studies)
+        text = read_text_artifact(store, t.run_id, "audit/audit.json") if t.tags.get(keys.POLICY_AUDIT) else None
+        if text:
+            out[t.run_id] = json.loads(text)
     by_checkpoint = {t.tags[keys.CHECKPOINT]: t for t in trials if t.tags.get(keys.CHECKPOINT)}
     if not by_checkpoint:
         return out

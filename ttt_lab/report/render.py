@@ -235,22 +235,36 @@ def audits(study: Study) -> Section:
 
 
 def policy_section(study: Study) -> Section:
-    """The final policies' memorisation probes, where someone ran them."""
+    """The final policies' memorisation probes and fork rates: per condition, then per trial."""
     by_id = {t.run_id: t for t in study.trials}
-    rows = []
+    rows, per_condition = [], {}
     for run_id, audit in study.policy_audits.items():
         t = by_id[run_id]
         checks = {c["name"]: c for c in audit["checks"]}
         gap = checks.get("memorisation.gap", {})
+        fork = checks.get("fork_allowed_rate", {}).get("value", float("nan"))
+        per_condition.setdefault(t.condition, []).append((audit["status"], gap.get("value", float("nan")), fork))
         rows.append([t.condition, str(t.seed), audit["status"], f"{gap.get('value', float('nan')):.3f}",
-                     gap.get("detail", ""), f"{checks.get('fork_allowed_rate', {}).get('value', float('nan')):.3f}"])
+                     gap.get("detail", ""), f"{fork:.3f}"])
+    missing = [t for t in study.trials if t.finished and t.run_id not in study.policy_audits]
     if not rows:
-        text = ("No policy audit of the final checkpoints yet: `ttt-lab audit policy player=hf "
-                "model.path=CHECKPOINT` (the checkpoint is each trial run's `ttt.checkpoint` tag) adds one here.")
+        text = ("No policy audit of the final checkpoints in this study (its trials ran with "
+                "audit.policy.in_studies=false, or before trials audited themselves): `ttt-lab audit policy "
+                "player=hf model.path=CHECKPOINT` (each trial run's `ttt.checkpoint` tag) adds one here.")
         return Section("Policies", [Heading("Final policies"), Para(text)])
-    return Section("Policies", [Heading("Final policies (memorisation probe)"),
-                                Table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"],
-                                      rows)])
+    summary = [[c, f"{sum(s == 'FAIL' for s, _, _ in v)} of {len(v)}", f"{100 * _mean([g for _, g, _ in v]):+.1f}",
+                pct(_mean([f for _, _, f in v]))] for c, v in sorted(per_condition.items())]
+    blocks = [Heading("Final policies (memorisation probe)"),
+              Table(["condition", "memorisation FAIL", "gap, mean (points)", "fork allowed, mean (%)"], summary),
+              Table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"], rows)]
+    if missing:
+        blocks.append(Para(f"{len(missing)} finished trial(s) have no policy audit: "
+                           + ", ".join(f"trial {t.number}" for t in missing), "warn"))
+    return Section("Policies", blocks)
+
+
+def _mean(v: list[float]) -> float:
+    return sum(v) / len(v) if v else float("nan")
 
 
 def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None) -> Report:

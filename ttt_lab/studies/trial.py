@@ -107,6 +107,21 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
                              time.perf_counter() - start, error, run_id=out.run and out.run.run_id)
 
 
+def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> None:
+    """The memorisation probe of the trial's final checkpoint, on the trial's own run: its
+    metrics (`audit/policy/...`), its status as a tag, `audit/audit.json` as an artifact."""
+    from ttt_lab.audit.run import checkpoint_policy_audit
+    from ttt_lab.tracking import keys
+
+    audit = checkpoint_policy_audit(loaded, checkpoint)
+    console.print(f"policy audit of {checkpoint}: {audit.status} ({audit.check('memorisation.gap').detail})",
+                  highlight=False)
+    run.log_metrics(audit.metrics())
+    run.set_tags({keys.POLICY_AUDIT: audit.status})
+    run.log_text(audit.to_json(), "audit/audit.json")
+    run.flush()
+
+
 def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_run_id: str, loaded):
     """The trial's MLflow child run, with its config and provenance."""
     from ttt_lab.tracking.runs import open_run
@@ -147,6 +162,8 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
                 raise optuna.TrialPruned(f"pruned at step {step}")
 
         result = train(loaded, console, run=out.run, on_eval=on_eval)
+        if loaded.cfg.audit.policy.in_studies:
+            audit_trial_policy(loaded, str(result.checkpoint), out.run, console)
         out.values = objective_values(spec, result.final)
         out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
     return out.result

@@ -27,6 +27,8 @@ PLAYER = "ttt.player"
 SUITE = "ttt.suite"
 AUDIT = "ttt.audit"
 AUDIT_STATUS = "ttt.audit.status"
+POLICY_AUDIT = "ttt.policy_audit"
+"""On a study trial's run: the status of the policy audit of its final checkpoint."""
 
 # studies: the parent run
 STUDY = "ttt.study"
