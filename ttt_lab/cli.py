@@ -45,8 +45,9 @@ def _run(fn: Callable[[], Any]) -> Any:
         if _state["debug"]:
             raise
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(f"[bold red]Error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         _exit_now(2)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
@@ -243,7 +244,7 @@ def play(
     first: Annotated[str, typer.Option(help="Who moves first: human (or the player with --watch) | opponent.")]
     = "human",
     against: Annotated[str, typer.Option(help="The other side: opponent (the config's) | player.")] = "opponent",
-    delay: Annotated[float, typer.Option(help="Seconds between moves with --watch.")] = 0.0,
+    delay: Annotated[float, typer.Option(help="Seconds between moves with --watch.", min=0.0, max=60.0)] = 0.0,
 ) -> None:
     """Play a game in the terminal, or watch one.
 
@@ -261,7 +262,7 @@ def play(
 @app.command("ui")
 def ui(
     overrides: Overrides = None,
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 5000,
+    port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 5000,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
 ) -> None:
     """Serve the MLflow UI on the project's tracking store; Ctrl-C stops it.
@@ -280,7 +281,7 @@ def ui(
 @runs_app.command("list")
 def runs_list(
     overrides: Overrides = None,
-    limit: Annotated[int, typer.Option(help="How many runs to show.")] = 20,
+    limit: Annotated[int, typer.Option(help="How many runs to show.", min=1)] = 20,
 ) -> None:
     """The latest runs: id, experiment, key params and metrics, status.
 

@@ -117,3 +117,26 @@ def _env(**extra: str) -> dict[str, str]:
     import os
 
     return {**os.environ, **extra}
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["ui", "--port", "70000"], "less than or equal to 65535"),
+    (["runs", "list", "--limit", "0"], "greater than or equal to 1"),
+    (["play", "--watch", "--delay", "-1"], "greater than or equal to 0"),
+])
+def test_out_of_range_options_are_usage_errors_not_tracebacks(home: Path, args: list[str], words: str) -> None:
+    out = cli(*args, check=False)
+    assert out.returncode == 2 and words in out.stderr and args[-2] in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["report", "[/]"], "No study '[/]'"),
+    (["eval", "learning_rate=inf"], "a finite number"),
+    (["eval", "env.reward.format_weight=nan"], "a finite number"),
+])
+def test_errors_with_markup_or_non_finite_numbers_are_one_paragraph(home: Path, args: list[str], words: str) -> None:
+    out = cli(*args, check=False)
+    assert out.returncode == 2 and words in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+    assert out.stderr.strip().startswith("Error:")

@@ -62,6 +62,9 @@ def _interrupt(*_) -> None:
     raise KeyboardInterrupt
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
     # Ctrl-C and SIGTERM stop the server, even when started from a background job that ignores SIGINT.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -80,21 +83,29 @@ def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
            "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
     env = os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     url = f"http://{host}:{port}"
+    if host not in LOOPBACK:
+        console.print(f"[yellow]warning:[/] --host {host} serves every run, parameter, metric and artifact of "
+                      f"{cfg.tracking.uri} to anyone who can reach this machine on port {port}, with no login. "
+                      "Use --host 127.0.0.1 (the default) and an SSH tunnel unless that is what you want.",
+                      highlight=False)
     console.print(f"starting the MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri})...", highlight=False)
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    log_path = Path(cfg.home) / "ui" / "mlflow-server.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("a")  # not a pipe: the server logs a line per request and would block on a full one
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 90
         while not _ready(url):
             if proc.poll() is not None:
-                err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()[-3:]
-                raise UiError(f"the MLflow server exited during start-up: {' '.join(err)}")
+                err = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                raise UiError(f"the MLflow server exited during start-up: {' '.join(err)} (log: {log_path})")
             if time.monotonic() > deadline:
                 raise UiError("the MLflow server did not answer within 90 s; try again with --debug.")
             time.sleep(0.2)
-        console.print(f"MLflow UI ready at [bold]{url}[/]; Ctrl-C to stop.", highlight=False)
+        console.print(f"MLflow UI ready at [bold]{url}[/]; Ctrl-C to stop (server log: {log_path}).", highlight=False)
         proc.wait()
     except KeyboardInterrupt:
         console.print("stopping the MLflow UI...")
     finally:
         stop(proc)
+        log.close()
