@@ -66,8 +66,16 @@ def test_search_from_two_processes_sharing_only_the_database(home: Path, tmp_pat
 
 
 def test_two_machines_enqueueing_one_grid_at_once_run_each_point_once(home: Path, pg_url: str) -> None:
-    two_sweeps_at_once(pg_url, "pg-grid-twice", ["batch_size=8,16", "experiment=smoke"])
+    procs = two_sweeps_at_once(pg_url, "pg-grid-twice", ["batch_size=8,16", "experiment=smoke"])
     check_each_point_once(home, pg_url, "pg-grid-twice", 2)
+    # The storage URL (with its password) was on both command lines: it is in no file under the
+    # home (the MLflow SQLite store, the report, trial logs) and on no console line.
+    report = cli("report", "pg-grid-twice")
+    secret = postgres.PASSWORD.encode()
+    leaked = [str(p) for p in home.rglob("*") if p.is_file() and secret in p.read_bytes()]
+    assert not leaked, leaked
+    assert all(postgres.PASSWORD not in p.text for p in procs) and postgres.PASSWORD not in report.stdout
+    assert "***@127.0.0.1" in (home / "reports" / "pg-grid-twice" / "report.md").read_text()
 
 
 def test_wrong_credentials_fail_before_any_trial(home: Path, pg_url: str) -> None:

@@ -97,3 +97,17 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_a_password_in_a_tag_param_or_text_never_reaches_the_store(store) -> None:
+    secret = "pa@ss:w0rd"
+    url = f"postgresql://user:{secret}@db.example:5432/optuna"
+    run = TrackedRun(store, "t", name="r", tags={"ttt.command": f"ttt-lab sweep --storage {url}"})
+    run.log_params({"tracking.uri": f"http://me:{secret}@mlflow:5000", "x": "sqlite:///db?password=" + secret})
+    run.log_text(f"tracking:\n  uri: {url}\n", "config.yaml")
+    run.end()
+    data = store.client.get_run(run.run_id).data
+    stored = " ".join([*data.tags.values(), *data.params.values()])
+    assert "w0rd" not in stored and "user:***@db.example" in stored
+    text = (Path(store.client.get_run(run.run_id).info.artifact_uri.removeprefix("file://")) / "config.yaml")
+    assert "w0rd" not in text.read_text()

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.config.load import defaults_tree, load
+from ttt_lab.redact import redact
 
 
 def show(overrides: list[str], diff: bool, console: Console) -> None:
@@ -15,7 +16,7 @@ def show(overrides: list[str], diff: bool, console: Console) -> None:
 
     loaded = load(overrides)
     if not diff:
-        text = OmegaConf.to_yaml(OmegaConf.create(loaded.tree))
+        text = redact(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)))
         console.print(Syntax(text, "yaml", theme="ansi_dark", background_color="default"))
         console.print(f"# config hash: {loaded.config_hash}", style="dim", highlight=False)
         return
@@ -25,5 +26,5 @@ def show(overrides: list[str], diff: bool, console: Console) -> None:
         table.add_column(col)
     for key in sorted(set(base) | set(now)):
         if base.get(key, "<absent>") != now.get(key, "<absent>"):
-            table.add_row(key, repr(base.get(key, "<absent>")), repr(now.get(key, "<absent>")))
+            table.add_row(key, redact(repr(base.get(key, "<absent>"))), redact(repr(now.get(key, "<absent>"))))
     console.print(table if table.row_count else "no differences from the defaults")

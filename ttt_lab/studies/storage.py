@@ -19,9 +19,9 @@ def storage_url(given: str | None, home: str) -> str:
 
 
 def _hide_password(url: str) -> str:
-    import re
+    from ttt_lab.redact import redact
 
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+    return redact(url)
 
 
 def open_storage(url: str):

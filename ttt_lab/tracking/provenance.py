@@ -48,8 +48,11 @@ def versions() -> dict[str, str]:
 
 
 def command_line() -> str:
+    """This process's command line, passwords hidden."""
+    from ttt_lab.redact import redact
+
     prog = Path(sys.argv[0]).name if sys.argv else "ttt-lab"
-    return shlex.join([prog, *sys.argv[1:]])
+    return redact(shlex.join([prog, *sys.argv[1:]]))
 
 
 def tags(config_hash: str, seed: int, command: str | None = None) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
+from ttt_lab.redact import redact
 from ttt_lab.tracking import keys
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
@@ -118,7 +119,7 @@ def flatten(tree: Mapping[str, Any]) -> dict[str, str]:
     """Dotted keys to string values, cut to MLflow's limits (never failing on long values)."""
     out: dict[str, str] = {}
     for key, v in flat_items(tree).items():
-        text = str(v)
+        text = redact(str(v))
         if len(text) > MAX_PARAM_VAL_LENGTH:
             text = text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
         out[key[:MAX_ENTITY_KEY_LENGTH]] = text
@@ -139,7 +140,7 @@ class TrackedRun:
         tags = dict(tags or {})
         if parent_run_id:
             tags[keys.PARENT_RUN] = parent_run_id
-        tags = {k: v[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
+        tags = {k: redact(v)[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
         run = store.client.create_run(store.experiment_id(experiment), run_name=name, tags=tags)
         self.run_id: str = run.info.run_id
         self.artifact_uri: str = run.info.artifact_uri
@@ -158,12 +159,12 @@ class TrackedRun:
         return run
 
     def log_params(self, params: Mapping[str, str]) -> None:
-        items = [Param(k, v) for k, v in params.items()]
+        items = [Param(k, redact(v)) for k, v in params.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
             self.store.client.log_batch(self.run_id, params=chunk, synchronous=True)
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        items = [RunTag(k, str(v)[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        items = [RunTag(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
             self.store.client.log_batch(self.run_id, tags=chunk, synchronous=True)
 
@@ -198,7 +199,7 @@ class TrackedRun:
         self.store.client.log_artifact(self.run_id, str(path), subdir)
 
     def log_text(self, text: str, name: str) -> None:
-        self.store.client.log_text(self.run_id, text, name)
+        self.store.client.log_text(self.run_id, redact(text), name)
 
     def end(self, status: str = "FINISHED") -> None:
         self.flush()
@@ -219,7 +220,7 @@ class TrackedRun:
 def terminate(store: Store, run_id: str, status: str, tags: Mapping[str, str] | None = None) -> None:
     """Set a run's final status (and tags) from outside it, e.g. a trial whose worker died."""
     if tags:
-        items = [RunTag(k, str(v)[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        items = [RunTag(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         store.client.log_batch(run_id, tags=items, synchronous=True)
     store.client.set_terminated(run_id, status)
 
