@@ -142,6 +142,9 @@ def test_max_failures_stops_claiming(home: Path) -> None:
     (["opponent=glob(nothing*)"], "no values"),
     (["loss_type=interval(0,1)", "--trials", "2"], "categorical"),
     (["batch_size=64,128", "--storage", "postgresql://u:p@127.0.0.1:1/db"], "cannot reach the Optuna storage"),
+    (["batch_size=64,128", "--name", "../../x"], "not a valid name"),
+    (["batch_size=64,128", "--name", "/tmp/abs"], "not a valid name"),
+    (["batch_size=64,128", "tracking.experiment=../up"], "tracking.experiment"),
 ])
 def test_bad_sweeps_fail_before_any_trial(home: Path, args, message) -> None:
     out = cli("sweep", *args, check=False)

@@ -10,6 +10,7 @@ from rich.console import Console
 def report(study: str, out: str | None, console: Console, overrides: list[str] | None = None,
            compare: str | None = None) -> Path:
     from ttt_lab.config.load import load
+    from ttt_lab.names import under
     from ttt_lab.report.collect import collect
     from ttt_lab.report.render import build, build_compare, write
     from ttt_lab.tracking.store import open_store
@@ -20,13 +21,13 @@ def report(study: str, out: str | None, console: Console, overrides: list[str] |
     if compare is not None:
         other = collect(store, compare)
         built = build_compare(data, other, cfg.report.stability)
-        folder = Path(out) if out else Path(cfg.home) / "reports" / f"{data.name}-vs-{other.name}"
+        folder = Path(out) if out else under(cfg.home, "reports", f"{data.name}-vs-{other.name}")
         paths = write(built, folder)
         console.print(f"comparison of '{data.name}' and '{other.name}': wrote {paths[0]} and {paths[1]}",
                       highlight=False)
         return paths[0]
     built = build(data, c=cfg.report.stability)
-    folder = Path(out) if out else Path(cfg.home) / "reports" / data.name
+    folder = Path(out) if out else under(cfg.home, "reports", data.name)
     paths = write(built, folder)
     conds = data.conditions()
     console.print(f"report of '{data.name}': {len(conds)} condition(s), {sum(map(len, conds.values()))} finished "

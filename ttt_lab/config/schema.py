@@ -339,6 +339,11 @@ def _validate_audit(a: AuditConfig) -> None:
 
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
+    from ttt_lab.names import PATTERN
+
+    if not PATTERN.fullmatch(cfg.tracking.experiment) or ".." in cfg.tracking.experiment:
+        raise InvalidSetting("tracking.experiment", cfg.tracking.experiment,
+                             "letters, digits and . _ - (starting with a letter or digit, no '..' or '/')")
     cfg.env.validate("env")
     cfg.dataset.validate("dataset")
     o = cfg.opponent

@@ -18,6 +18,7 @@ from pathlib import Path
 from optuna.trial import TrialState
 from rich.console import Console
 
+from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.worker import WorkerJob, worker_main
 
@@ -48,7 +49,7 @@ class WorkerPool:
 
         cfg = self.plan.base.cfg
         workers = max(1, min(workers, todo))
-        log_dir = Path(cfg.home) / "studies" / self.plan.spec.name
+        log_dir = under(cfg.home, "studies", self.plan.spec.name)
         log_dir.mkdir(parents=True, exist_ok=True)
         threads = max(1, (os.cpu_count() or 1) // workers)
         self.running: dict[int, int] = {}

@@ -58,6 +58,12 @@ class StudySpec:
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
     def validate(self) -> StudySpec:
+        from ttt_lab.names import check_name
+
+        try:
+            check_name("study name", self.name)
+        except TttLabError as e:
+            raise StudyError(f"{e} Give the study another name (--name or the file's name:).") from None
         if self.kind not in ("grid", "search"):
             raise StudyError(f"study kind {self.kind!r} is not one of grid, search.")
         if self.kind == "search" and (not isinstance(self.n_trials, int) or self.n_trials < 1):
