@@ -18,6 +18,7 @@ from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
 
+PRECISIONS = ("auto", "fp32", "bf16")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 OPPONENT_KINDS = ("minimax", "random")
 
@@ -144,6 +145,10 @@ class TrainConfig:
     """Recompute activations during the backward pass (SFT and RL) to save memory: for large
     models on a GPU. Off by default: a small model has no memory to save and would pay about a
     quarter more compute (TRL's SFT turns it on unless told)."""
+    precision: str = "auto"
+    """Matmul precision of SFT, RL updates and rollouts: fp32, or bf16 autocast over fp32 master
+    weights. auto: bf16 where the hardware computes it natively (a CUDA GPU with bf16; a CPU
+    with AVX512-BF16 or AMX), else fp32, saying so in one line."""
     use_vllm: bool = False
     """Generate the rollouts' turns with vLLM through TRL (GPU and the vllm package)."""
     vllm_mode: str = "colocate"
@@ -366,6 +371,7 @@ def validate(cfg: Config) -> Config:
     if cfg.train.budget_games is not None:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
+    check_one_of("train.precision", cfg.train.precision, PRECISIONS)
     check_integer("train.eval_every", cfg.train.eval_every, 0)
     check_integer("train.eval_games", cfg.train.eval_games, 1)
     check_integer("train.micro_batch_size", cfg.train.micro_batch_size, 1)

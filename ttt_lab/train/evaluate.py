@@ -7,6 +7,7 @@ from ttt_lab.config.schema import Config, SuiteEntry
 from ttt_lab.evaluation.suite import suite_examples
 from ttt_lab.evaluation.summary import Summary, summarise
 from ttt_lab.train.rollout import Sampling, play_rollouts
+from ttt_lab.train.runtime import use_bf16
 
 TRAINING_SUITE = (SuiteEntry("random", opponent="random"), SuiteEntry("optimal"))
 
@@ -24,6 +25,6 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
         examples = suite_examples(small, i, entry)
         gen = torch.Generator().manual_seed(cfg.seed + i)
         rollouts = play_rollouts(model, tokenizer, examples, cfg.env, suite_opponent(entry),
-                                 Sampling(temperature, cfg.player.max_new_tokens), generator=gen)
+                                 Sampling(temperature, cfg.player.max_new_tokens, use_bf16(cfg)), generator=gen)
         out.append(summarise(entry.name, [r.record for r in rollouts]))
     return out

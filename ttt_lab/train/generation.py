@@ -35,6 +35,8 @@ class Sampling:
     temperature: float = 1.0
     """0 means greedy."""
     max_new_tokens: int = 32
+    bf16: bool = False
+    """Forward passes under bf16 autocast (the training precision, `train.precision`)."""
 
 
 class ChatTokens:

@@ -24,6 +24,7 @@ from ttt_lab.train.phase_data import (
     phase_steps,
 )
 from ttt_lab.train.rollout import Sampling, play_rollouts
+from ttt_lab.train.runtime import use_bf16
 
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
@@ -52,7 +53,7 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
         batch = [examples[int(str(p).split()[1])] for p in prompts]
         vllm = trainer.vllm_generation if cfg.train.use_vllm else None
         rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
-                                 Sampling(phase.temperature, max_new_tokens), generator=generator,
+                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)), generator=generator,
                                  opponent_seeding=cfg.opponent.seeding, game_offset=counter["games"], vllm=vllm)
         counter["games"] += len(batch)
         return {
@@ -119,7 +120,7 @@ def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_compl
         max_completion_length=max_completion,
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
         shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
-        bf16=cfg.model.dtype == "bfloat16", gradient_checkpointing=cfg.train.gradient_checkpointing,
+        bf16=use_bf16(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
         report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
         save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
         warmup_steps=phase.warmup_steps, log_completions=False, **_vllm_args(cfg, cfg.player.max_new_tokens),

@@ -30,7 +30,7 @@ from ttt_lab.evaluation.summary import Summary
 from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
-from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads
+from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16
 
 
 @dataclass
@@ -106,6 +106,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
     check_device(cfg)
     check_vllm(cfg)
     torch_threads()
+    use_bf16(cfg, say=lambda line: console.print(line, highlight=False))
     start = time.perf_counter()
     folder = Path(cfg.home) / "train" / loaded.config_hash
 

@@ -24,6 +24,7 @@ from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
 from ttt_lab.train.generation import Backend, ChatTokens, Reply, Rollout, Sampling
 from ttt_lab.train.kv_backend import KVCacheBackend
+from ttt_lab.train.runtime import autocast
 from ttt_lab.train.vllm_backend import VLLMBackend
 
 
@@ -53,8 +54,9 @@ def play_rollouts(
     was_training = model.training
     model.eval()
     try:
-        return play_games(make_backend, chat, examples, env, opponent, opponent_seeding=opponent_seeding,
-                          game_offset=game_offset)
+        with autocast(sampling.bf16, str(next(model.parameters()).device)):
+            return play_games(make_backend, chat, examples, env, opponent, opponent_seeding=opponent_seeding,
+                              game_offset=game_offset)
     finally:
         model.train(was_training)
 
