@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 LAYERS = [
-    {"errors", "progress", "locks", "pages", "redact", "names", "__init__"},
+    {"errors", "progress", "locks", "pages", "redact", "names", "atomic", "__init__"},
     {"game"},
     {"env"},
     {"config"},

@@ -143,6 +143,7 @@ def test_max_failures_stops_claiming(home: Path) -> None:
     (["loss_type=interval(0,1)", "--trials", "2"], "categorical"),
     (["batch_size=64,128", "--storage", "postgresql://u:p@127.0.0.1:1/db"], "cannot reach the Optuna storage"),
     (["batch_size=64,128", "--name", "../../x"], "not a valid name"),
+    (["batch_size=64,64"], "more than once"),
     (["batch_size=64,128", "--name", "/tmp/abs"], "not a valid name"),
     (["batch_size=64,128", "tracking.experiment=../up"], "tracking.experiment"),
 ])

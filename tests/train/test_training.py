@@ -153,6 +153,36 @@ def test_interrupted_phase_resumes_from_its_checkpoint(tiny_checkpoint: Path, tm
     assert (out / "done.json").is_file()
 
 
+def test_resume_skips_a_checkpoint_whose_save_was_cut_short(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """A kill or a full disk during a save leaves a checkpoint without its optimizer or with a
+    truncated trainer state: the phase resumes from the complete one before it, or restarts."""
+    import shutil
+
+    from ttt_lab.train import grpo
+
+    cfg = cfg_for(tmp_path, "steps=4")
+    out, trainer = tmp_path / "rl", tmp_path / "rl.work" / "trainer"
+    with pytest.raises(KeyboardInterrupt):
+        grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out, callbacks=[StopAt(2)])
+    (good,) = trainer.glob("checkpoint-*")
+    cut = trainer / "checkpoint-3"
+    shutil.copytree(good, cut)
+    (cut / "optimizer.pt").unlink()
+    said: list[str] = []
+    info = grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out, say=said.append)
+    assert info["resumed_from"].endswith(good.name) and info["steps"] == 4
+    assert len(said) == 1 and "checkpoint-3 is incomplete" in said[0]
+
+    shutil.rmtree(out)
+    with pytest.raises(KeyboardInterrupt):
+        grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out, callbacks=[StopAt(2)])
+    for cp in trainer.glob("checkpoint-*"):
+        state = cp / "trainer_state.json"
+        state.write_text(state.read_text()[:10])  # a save cut off mid-write
+    info = grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(tiny_checkpoint), out, say=said.append)
+    assert info["resumed_from"] is None and info["steps"] == 4 and "restarting the phase" in said[-1]
+
+
 def test_bad_training_input_fails_before_work(tiny_checkpoint: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidSetting, match="multiple of"):
         load(["batch_size=10", "num_generations=4"])

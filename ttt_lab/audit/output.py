@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ttt_lab import atomic
 from ttt_lab.audit.checks import FAIL, PASS, SKIP, WARN, Audit
 from ttt_lab.pages import AuditBlock, fmt, render, render_blocks
 
@@ -112,7 +113,5 @@ def write(audit: Audit, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / "audit.json", folder / "audit.md", folder / "audit.html"]
     for path, text in zip(paths, (audit.to_json(), markdown(audit), html_page(audit)), strict=True):
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        atomic.write_text(path, text)
     return paths

@@ -30,4 +30,4 @@ def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int
     else:
         spec = from_args(args, name, trials)
     outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line())
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.unfinished else 0

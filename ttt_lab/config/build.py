@@ -22,6 +22,9 @@ def _import(path: str) -> type:
         ) from e
     if not inspect.isclass(obj):
         raise InvalidSetting("opponent._target_", path, "a class, not a function or module")
+    if not callable(getattr(obj, "reply", None)):
+        raise InvalidSetting("opponent._target_", path, "a class with a reply(board, seed) -> int method (checked "
+                             "before the class is instantiated)")
     return obj
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
@@ -312,13 +313,11 @@ def write(report: Report, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
     for name, svg in report.svgs.items():
-        (out / "figures" / name).write_text(svg)
+        atomic.write_text(out / "figures" / name, svg)
     context = {"name": report.study.name, "sections": report.sections}
     paths = [out / "index.html", out / "report.md"]
     for p, template in zip(paths, ("report.html.j2", "report.md.j2"), strict=True):
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(render(template, **context))
-        tmp.replace(p)
+        atomic.write_text(p, render(template, **context))
     return paths
 
 

@@ -30,6 +30,11 @@ def values(key: str, expr: str) -> list[str]:
         out = list(parsed.sweep_string_iterator())
     if not out:
         raise StudyError(f"{key}={expr} expands to no values: the grid would be empty. Give at least one value.")
+    repeated = sorted({v for v in out if out.count(v) > 1})
+    if repeated:
+        raise StudyError(f"{key}={expr} lists {', '.join(repeated)} more than once: a repeated grid point would run "
+                         "the same config twice and count as two seeds. List each value once (vary seed= for "
+                         "repeats).")
     return out
 
 

@@ -30,6 +30,8 @@ class StudyOutcome:
     finished: int = 0
     failed: int = 0
     pruned: int = 0
+    unfinished: int = 0
+    """Trials still waiting or running when this process stopped (a worker died, --max-failures)."""
 
 
 def _open(plan: Plan, given_storage: str | None, tracking: bool = True):
@@ -98,7 +100,12 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
     else:
         console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
     console.print(summary_table(study, spec))
+    left = count(study, TrialState.WAITING, TrialState.RUNNING) if spec.kind == "grid" else max(
+        0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED))
+    if left:
+        console.print(f"[yellow]{left} trial(s) of study '{spec.name}' are unfinished; run the same command again "
+                      "to run them.[/]", highlight=False)
     close_parent(study, store, parent)
     console.print(f"MLflow UI: `ttt-lab ui`, then experiment '{spec.name}' (parent run {parent}; one child run "
                   f"per trial). Report: `ttt-lab report {spec.name}`.", highlight=False)
-    return StudyOutcome(spec.name, parent, tally.finished, tally.failed, tally.pruned)
+    return StudyOutcome(spec.name, parent, tally.finished, tally.failed, tally.pruned, left)

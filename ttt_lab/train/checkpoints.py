@@ -32,9 +32,9 @@ def is_done(folder: Path) -> bool:
 
 
 def mark_done(folder: Path, info: dict[str, Any]) -> None:
-    tmp = folder / (DONE + ".partial")
-    tmp.write_text(json.dumps(info, indent=2, sort_keys=True))
-    tmp.replace(folder / DONE)
+    from ttt_lab import atomic
+
+    atomic.write_text(folder / DONE, json.dumps(info, indent=2, sort_keys=True))
 
 
 def done_info(folder: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ are three reward functions whose weights are the rubric's weights, so TRL logs e
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,7 +75,8 @@ def max_completion_tokens(cfg: Config, max_new_tokens: int, tokenizer) -> int:
 
 
 def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path,
-                 callbacks: list | None = None, resume: bool = True, games: list | None = None) -> dict:
+                 callbacks: list | None = None, resume: bool = True, games: list | None = None,
+                 say: Callable[[str], None] = print) -> dict:
     """Train one phase from `model_path`; the final checkpoint lands in `out`. Trainer
     checkpoints in `out.work/trainer` let an interrupted phase resume where it stopped."""
     from datasets import Dataset
@@ -100,7 +102,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     from transformers import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)
-    last = _last_checkpoint(work / "trainer") if resume else None
+    last = last_checkpoint(work / "trainer", say) if resume else None
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
@@ -153,9 +155,34 @@ def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig, 
     (folder / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def _last_checkpoint(folder: Path) -> Path | None:
+WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin")
+
+
+def complete(checkpoint: Path) -> bool:
+    """A trainer checkpoint that can be resumed from: weights, optimizer, scheduler and a
+    readable trainer state (written last). A save cut short by a kill or a full disk lacks one."""
+    import json
+
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (any((checkpoint / w).is_file() for w in WEIGHTS) and (checkpoint / "optimizer.pt").is_file()
+            and (checkpoint / "scheduler.pt").is_file())
+
+
+def last_checkpoint(folder: Path, say: Callable[[str], None] = print) -> Path | None:
+    """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so."""
     cps = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
-    return cps[-1] if cps else None
+    for cp in reversed(cps):
+        if complete(cp):
+            return cp
+        aside = cp.with_name(cp.name + ".incomplete")
+        shutil.rmtree(aside, ignore_errors=True)
+        cp.rename(aside)
+        say(f"{cp} is incomplete (an interrupted save): set aside as {aside.name}; resuming from the one before"
+            + ("" if cp != cps[0] else " it, or restarting the phase if there is none"))
+    return None
 
 
 def _lora(cfg: Config):

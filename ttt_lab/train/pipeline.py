@@ -197,7 +197,8 @@ def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
                 games: list = []
                 cbs = [MetricsCallback(run, games, step, i, bar.update),
                        EvalCallback(cfg.train.eval_every, periodic, step)]
-                grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games)
+                grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games,
+                                  say=lambda line: console.print(line, highlight=False))
         current, step = str(out), step + steps
     return current, step
 
