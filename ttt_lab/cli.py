@@ -178,6 +178,8 @@ def report_(
                                                         "is, e.g. --set tracking=server.")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="A second study: both side by side, with "
                                                 "their config differences.")] = None,
+    trust_code: Annotated[bool, typer.Option("--trust-code", help="Build a user's opponent class named by the "
+                                             "stored study (runs its code here) for the audits.")] = False,
 ) -> None:
     """Write a study's report: index.html (self-contained) and report.md with results per condition,
     learning curves, stability flags, audits and how to reproduce every number.
@@ -188,7 +190,7 @@ def report_(
     def body() -> None:
         from ttt_lab.commands.report import report
 
-        report(study, out, _console(), overrides, compare)
+        report(study, out, _console(), overrides, compare, trust_code)
 
     _run(body)
 
@@ -201,6 +203,8 @@ def reproduce_(
                                               "train/ metrics logged up to there.")] = None,
     overrides: Annotated[list[str] | None, typer.Option("--set", help="Config overrides for where the store "
                                                         "is, e.g. --set tracking=server.")] = None,
+    trust_code: Annotated[bool, typer.Option("--trust-code", help="Build a user's opponent class named by the "
+                                             "logged config (runs its code here).")] = False,
 ) -> None:
     """Re-run a logged run from its own resolved config in runs/reproduce/RUN_ID and compare its numbers
     with the logged ones; exits 1 and prints the differences when they are not identical.
@@ -211,7 +215,7 @@ def reproduce_(
     def body() -> int:
         from ttt_lab.commands.reproduce import run_reproduce
 
-        return run_reproduce(run_id, steps, _console(), overrides)
+        return run_reproduce(run_id, steps, _console(), overrides, trust_code)
 
     code = _run(body)
     if code:

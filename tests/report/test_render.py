@@ -162,3 +162,21 @@ def test_a_study_without_policy_audits_says_so_and_one_with_them_shows_each_tria
     md = policy_section(s).markdown
     assert "| batch_size=64 | 1 of 1 | +40.0 | 2.0 |" in md
     assert "4 finished trial(s) have no policy audit" in md
+
+
+def test_a_stored_user_opponent_is_not_imported_without_trust_code(tmp_path, monkeypatch):
+    """A shared tracking store names the study's opponent class; building it runs its code,
+    so the report's audits skip it (saying how to opt in) unless --trust-code."""
+    from ttt_lab.report.render import audits
+
+    marker = tmp_path / "imported"
+    (tmp_path / "stored_opponent_mod.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n"
+        "from tests.audit.user_opponents import FairOpponent as Opponent\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    s = study()
+    s.tags["ttt.overrides"] = "experiment=smoke opponent._target_=stored_opponent_mod.Opponent"
+    section = audits(s)
+    assert "--trust-code" in section.markdown and not marker.exists()
+    trusted = audits(s, trust_code=True)
+    assert marker.exists() and "Opponent audit" in trusted.markdown

@@ -8,7 +8,7 @@ from rich.console import Console
 
 
 def report(study: str, out: str | None, console: Console, overrides: list[str] | None = None,
-           compare: str | None = None) -> Path:
+           compare: str | None = None, trust_code: bool = False) -> Path:
     from ttt_lab.config.load import load
     from ttt_lab.names import under
     from ttt_lab.report.collect import collect
@@ -26,7 +26,7 @@ def report(study: str, out: str | None, console: Console, overrides: list[str] |
         console.print(f"comparison of '{data.name}' and '{other.name}': wrote {paths[0]} and {paths[1]}",
                       highlight=False)
         return paths[0]
-    built = build(data, c=cfg.report.stability)
+    built = build(data, c=cfg.report.stability, trust_code=trust_code)
     folder = Path(out) if out else under(cfg.home, "reports", data.name)
     paths = write(built, folder)
     conds = data.conditions()

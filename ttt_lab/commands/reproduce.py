@@ -6,10 +6,11 @@ from rich.console import Console
 from rich.table import Table
 
 
-def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: list[str] | None = None) -> int:
+def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: list[str] | None = None,
+                  trust_code: bool = False) -> int:
     from ttt_lab.studies.reproduce import reproduce
 
-    result = reproduce(run_id, console, steps, overrides)
+    result = reproduce(run_id, console, steps, overrides, trust_code)
     what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"
     bad = result.mismatches
     if not bad:

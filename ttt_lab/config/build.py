@@ -28,6 +28,21 @@ def _import(path: str) -> type:
     return obj
 
 
+BUILT_IN = "ttt_lab.game.opponents."
+
+
+def check_trusted(cfg: OpponentConfig, trust_code: bool, source: str) -> None:
+    """Refuse to import a user's opponent class named by data someone else wrote (a shared
+    tracking store) unless the user says they trust it: building it runs its code here."""
+    if trust_code or cfg._target_.startswith(BUILT_IN):
+        return
+    from ttt_lab.errors import TttLabError
+
+    raise TttLabError(f"{source} names opponent._target_={cfg._target_}: building it would import and run that "
+                      "code on this machine. Pass --trust-code if you trust whoever wrote the tracking store; "
+                      "built-in opponents need no flag.")
+
+
 def build_opponent(cfg: OpponentConfig) -> Opponent:
     """Instantiate `cfg._target_` with the fields its constructor accepts, plus `params`."""
     cls = _import(cfg._target_)

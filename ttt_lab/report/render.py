@@ -218,14 +218,16 @@ def reproduce(study: Study) -> Section:
     return Section("Reproduce", ([Para("Warning: " + "; ".join(warnings), "warn")] if warnings else []) + [table])
 
 
-def audits(study: Study) -> Section:
+def audits(study: Study, trust_code: bool = False) -> Section:
     from ttt_lab.audit.output import block
     from ttt_lab.audit.run import dataset_audit, opponent_audit
+    from ttt_lab.config.build import check_trusted
     from ttt_lab.config.load import load
 
     overrides = study.tags.get(keys.OVERRIDES, "").split()
     try:
         loaded = load(overrides)
+        check_trusted(loaded.cfg.opponent, trust_code, f"the study '{study.name}' in the tracking store")
         done = [opponent_audit(loaded), dataset_audit(loaded, None, trainer_order=False)]
     except Exception as e:  # the audits are extra: the report stands without them
         return Section("Audits", [Para(f"Audits could not run: {e}")])
@@ -268,11 +270,12 @@ def _mean(v: list[float]) -> float:
     return sum(v) / len(v) if v else float("nan")
 
 
-def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None) -> Report:
+def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None,
+          trust_code: bool = False) -> Report:
     report = Report(study)
     report.sections = [header(study), verdict_section(study), results(study), curves(report), stability(study, c)]
     if with_audits:
-        report.sections.append(audits(study))
+        report.sections.append(audits(study, trust_code))
     report.sections.append(reproduce(study))
     return report
 

@@ -100,8 +100,8 @@ def compare(store, run, again_store, again_id: str, steps: int | None) -> Compar
     return out
 
 
-def reproduce(run_id: str, console: Console, steps: int | None = None, overrides: list[str] | None = None
-              ) -> Comparison:
+def reproduce(run_id: str, console: Console, steps: int | None = None, overrides: list[str] | None = None,
+              trust_code: bool = False) -> Comparison:
     from ttt_lab.config.load import from_tree, load
     from ttt_lab.tracking.store import get_run, open_store
     from ttt_lab.train.pipeline import train
@@ -122,6 +122,9 @@ def reproduce(run_id: str, console: Console, steps: int | None = None, overrides
     warnings = _warnings(run.data.tags)
     for w in warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    from ttt_lab.config.build import check_trusted
+
+    check_trusted(loaded.cfg.opponent, trust_code, f"run {run_id}'s logged config")
     outcome = train(loaded, console, fresh=True)
     again = open_store(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
     result = compare(store, run, again, outcome.run_id, steps)
