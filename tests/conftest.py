@@ -14,6 +14,7 @@ settings.register_profile("ttt", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ttt"))
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TTT_LAB_TORCH_THREADS", "1")  # two test workers share two cores
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 

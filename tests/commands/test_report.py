@@ -9,7 +9,8 @@ from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.studies.spec import from_args
 
 pytestmark = pytest.mark.xdist_group("report")
-ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1"]
+ARGS = ["batch_size=8,16", "seed=0,1", "experiment=smoke", "steps=2", "train.eval_every=1",
+        "audit.policy.in_studies=true"]
 
 
 @pytest.fixture(scope="session")

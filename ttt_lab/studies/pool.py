@@ -30,6 +30,8 @@ class Tally:
     finished: int = 0
     failed: int = 0
     pruned: int = 0
+    died: int = 0
+    """Workers that exited without saying so (killed, crashed)."""
 
 
 @dataclass
@@ -52,6 +54,8 @@ class WorkerPool:
         log_dir = under(cfg.home, "studies", self.plan.spec.name)
         log_dir.mkdir(parents=True, exist_ok=True)
         threads = max(1, (os.cpu_count() or 1) // workers)
+        if os.environ.get("TTT_LAB_TORCH_THREADS"):  # a cap set by whoever started this sweep
+            threads = min(threads, max(1, int(os.environ["TTT_LAB_TORCH_THREADS"])))
         self.running: dict[int, int] = {}
         self.exited: set[int] = set()
         self.console.print(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}",
@@ -131,6 +135,7 @@ class WorkerPool:
         from ttt_lab.studies.recovery import fail_trial
 
         self.exited.add(index)
+        self.tally.died += 1
         number = self.running.pop(index, None)
         self.console.print(f"[red]worker {index} died (exit code {proc.exitcode})[/]"
                            + (f" during trial {number}; marked failed" if number is not None else ""), highlight=False)

@@ -31,7 +31,8 @@ class StudyOutcome:
     failed: int = 0
     pruned: int = 0
     unfinished: int = 0
-    """Trials still waiting or running when this process stopped (a worker died, --max-failures)."""
+    """Trials nobody is running or will run when this process stops (a worker of ours died,
+    --max-failures left trials waiting); trials another live process is running do not count."""
 
 
 def _open(plan: Plan, given_storage: str | None, tracking: bool = True):
@@ -80,6 +81,14 @@ def _prepare(study, storage, store, plan: Plan, url: str, command: str, console:
     return parent
 
 
+def _unfinished(study, spec: StudySpec) -> int:
+    from optuna.trial import TrialState
+
+    if spec.kind == "grid":
+        return count(study, TrialState.WAITING)
+    return max(0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
+
+
 def run_study(spec: StudySpec, console: Console, workers: int | None = None, storage: str | None = None,
               max_failures: int | None = None, dry_run: bool = False, command: str = "") -> StudyOutcome:
     from optuna.trial import TrialState
@@ -100,8 +109,7 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
     else:
         console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
     console.print(summary_table(study, spec))
-    left = count(study, TrialState.WAITING, TrialState.RUNNING) if spec.kind == "grid" else max(
-        0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED))
+    left = _unfinished(study, spec) + tally.died
     if left:
         console.print(f"[yellow]{left} trial(s) of study '{spec.name}' are unfinished; run the same command again "
                       "to run them.[/]", highlight=False)
