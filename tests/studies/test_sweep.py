@@ -55,7 +55,7 @@ def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
 
 
 def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_path: Path) -> None:
-    args = ["steps=2,12,3", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
+    args = ["steps=1,8,2", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
     name = from_args(args).name
     storage = f"sqlite:///{home}/optuna.db"
     log = (tmp_path / "sweep.log").open("w")

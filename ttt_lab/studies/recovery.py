@@ -1,15 +1,17 @@
 """Trials a dead worker left RUNNING: failed in Optuna and in MLflow so that they run again.
 
-A worker on this host is dead when its process is; a worker elsewhere when its heartbeat
-is older than the storage's grace period (Optuna's own stale-trial rule)."""
+A worker in this host's boot and PID namespace (`identity.host_identity`) is dead when its
+process is; a worker elsewhere (another machine, another container with the same hostname)
+when its heartbeat is older than the storage's grace period (Optuna's own stale-trial rule).
+Every sweep start and every worker, before each claim, runs this."""
 
 from __future__ import annotations
 
 import os
-import socket
 
 from optuna.trial import FrozenTrial, TrialState
 
+from ttt_lab.studies.identity import host_identity
 from ttt_lab.tracking import keys
 
 
@@ -43,12 +45,12 @@ def recover(study, storage, store) -> list[int]:
 
     from ttt_lab.tracking.store import run_status, terminate
 
-    host = socket.gethostname()
+    host = host_identity()
     failed = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         pid = t.user_attrs.get("pid")
         if t.user_attrs.get("host") == host and isinstance(pid, int) and not pid_alive(pid):
-            fail_trial(study, storage, store, t, f"worker {host}:{pid} died during the trial")
+            fail_trial(study, storage, store, t, f"worker {host} pid {pid} died during the trial")
             failed.append(t.number)
     failed += optuna.storages.fail_stale_trials(study) or []
     for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,)):

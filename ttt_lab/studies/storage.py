@@ -41,7 +41,9 @@ def open_storage(url: str):
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         kwargs["connect_args"] = {"timeout": 60}
     elif url.startswith("postgresql"):
-        kwargs["connect_args"] = {"connect_timeout": 5}
+        # TCP keepalives: a dropped link to the database is noticed in about a minute, not hours.
+        kwargs["connect_args"] = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 30,
+                                  "keepalives_interval": 10, "keepalives_count": 3}
     try:
         return optuna.storages.RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=HEARTBEAT_S,
                                           grace_period=GRACE_S)

@@ -62,13 +62,14 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     os.environ["TTT_LAB_HOME"] = job.home
     os.environ["TTT_LAB_TORCH_THREADS"] = str(job.threads)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    import socket
 
     import optuna
     from rich.console import Console
 
     from ttt_lab.studies import storage as st
+    from ttt_lab.studies.identity import host_identity
     from ttt_lab.studies.mutex import study_mutex
+    from ttt_lab.studies.recovery import recover
     from ttt_lab.studies.trial import TrialResult, run_trial
     from ttt_lab.tracking.store import open_store
 
@@ -77,12 +78,15 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     store = open_store(job.tracking_uri, job.artifacts)
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
-        with study_mutex(storage, job.storage_url, job.spec.name):  # count-then-ask is one step
+        with study_mutex(storage, job.storage_url, job.spec.name):  # recover, count, ask, mark: one step
+            recover(study, storage, store)  # stale trials fail here too, as in Optuna's own optimize loop
             trial = claim(job.spec, study, job.distributions)
+            if trial is not None:  # a worker that dies from here on leaves a trial recovery can see
+                trial.set_user_attr("host", host_identity())
+                trial.set_user_attr("pid", os.getpid())
+                storage.record_heartbeat(st.trial_id(trial))
         if trial is None:
             break
-        trial.set_user_attr("host", socket.gethostname())
-        trial.set_user_attr("pid", os.getpid())
         events.put(("start", job.index, (trial.number,)))
         try:
             overrides = trial_overrides(job.spec, trial)
