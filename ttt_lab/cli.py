@@ -152,6 +152,9 @@ def sweep_(
     name: Annotated[str | None, typer.Option("--name", help="Study name (default: from the file, or a hash of "
                                              "the arguments).")] = None,
     trials: Annotated[int | None, typer.Option("--trials", help="Number of trials of an Optuna search.")] = None,
+    trial_timeout: Annotated[float | None, typer.Option("--trial-timeout", min=1.0, help="Seconds a trial may run; "
+                                                        "a worker past it (hung, stopped) is killed, its trial "
+                                                        "failed and run again by a fresh worker.")] = None,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -162,7 +165,7 @@ def sweep_(
     def body() -> int:
         from ttt_lab.commands.sweep import sweep
 
-        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials)
+        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout)
 
     code = _run(body)
     if code:

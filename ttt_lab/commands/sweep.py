@@ -16,7 +16,7 @@ def is_study_file(arg: str) -> bool:
 
 def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int | None = None,
           storage: str | None = None, max_failures: int | None = None, name: str | None = None,
-          trials: int | None = None) -> int:
+          trials: int | None = None, trial_timeout: float | None = None) -> int:
     from ttt_lab.tracking.provenance import command_line
 
     if args and is_study_file(args[0]):
@@ -29,5 +29,5 @@ def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int
         spec = from_file(path, args[1:], name, trials)
     else:
         spec = from_args(args, name, trials)
-    outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line())
+    outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout)
     return 1 if outcome.failed or outcome.unfinished else 0

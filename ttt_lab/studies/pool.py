@@ -12,6 +12,7 @@ import multiprocessing as mp
 import os
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,9 @@ class WorkerPool:
     storage_url: str
     console: Console
     max_failures: int | None = None
+    trial_timeout: float | None = None
+    """Seconds a trial may run; past it its worker is killed (a hung or stopped process cannot stop
+    itself), the trial failed and queued again, and a fresh worker takes its place."""
     tally: Tally = field(default_factory=Tally)
 
     def run(self, workers: int, todo: int) -> Tally:
@@ -57,12 +61,13 @@ class WorkerPool:
         if os.environ.get("TTT_LAB_TORCH_THREADS"):  # a cap set by whoever started this sweep
             threads = min(threads, max(1, int(os.environ["TTT_LAB_TORCH_THREADS"])))
         self.running: dict[int, int] = {}
+        self.started: dict[int, float] = {}
         self.exited: set[int] = set()
         self.console.print(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}",
                            highlight=False)
         with games_progress(self.console) as progress:
             self.progress, self.task = progress, progress.add_task(f"study {self.plan.spec.name}", total=todo)
-            if workers == 1:
+            if workers == 1 and self.trial_timeout is None:
                 self._inline(threads, log_dir)
                 return self.tally
             ctx = mp.get_context("spawn")
@@ -70,9 +75,11 @@ class WorkerPool:
             self.procs = {i: self._start(ctx, i, threads, log_dir) for i in range(workers)}
             while len(self.exited) < len(self.procs):
                 self._pump()
-                for i, p in self.procs.items():
+                for i, p in list(self.procs.items()):
                     if i not in self.exited and not p.is_alive() and self.events.empty():
                         self._died(i, p)
+                    elif i not in self.exited and self._overdue(i):
+                        self._replace(ctx, i, threads, log_dir)
         for p in self.procs.values():
             p.join()
         return self.tally
@@ -110,6 +117,7 @@ class WorkerPool:
     def _handle(self, kind: str, worker: int, payload) -> None:
         if kind == "start":
             self.running[worker] = payload[0]
+            self.started[worker] = time.monotonic()
         elif kind == "end":
             self.running.pop(worker, None)
             self._ended(payload)
@@ -129,7 +137,34 @@ class WorkerPool:
                                f"(--max-failures {self.max_failures})[/]")
             self.stop.set()
 
-    def _died(self, index: int, proc) -> None:
+    def _overdue(self, index: int) -> bool:
+        started = self.started.get(index)
+        return (self.trial_timeout is not None and index in self.running and started is not None
+                and time.monotonic() - started > self.trial_timeout)
+
+    def _replace(self, ctx, index: int, threads: int, log_dir: Path) -> None:
+        """Kill an overdue worker, fail and queue its trial again, start a fresh worker."""
+        from ttt_lab.studies.enqueue import enqueue_grid, requeue_failed
+        from ttt_lab.studies.mutex import study_mutex
+
+        number, proc = self.running[index], self.procs[index]
+        self.console.print(f"[red]trial {number} ran past --trial-timeout {self.trial_timeout:g} s: stopping its "
+                           "worker[/]", highlight=False)
+        proc.kill()
+        proc.join()
+        self._died(index, proc, f"ran past --trial-timeout {self.trial_timeout:g} s")
+        import optuna
+
+        study = optuna.load_study(study_name=self.plan.spec.name, storage=self.storage)
+        with study_mutex(self.storage, self.storage_url, self.plan.spec.name):
+            if self.plan.spec.kind == "grid":
+                enqueue_grid(study, self.plan)
+            else:
+                requeue_failed(study)
+        fresh = max(self.procs) + 1
+        self.procs[fresh] = self._start(ctx, fresh, threads, log_dir)
+
+    def _died(self, index: int, proc, why: str | None = None) -> None:
         import optuna
 
         from ttt_lab.studies.recovery import fail_trial
@@ -144,5 +179,5 @@ class WorkerPool:
         study = optuna.load_study(study_name=self.plan.spec.name, storage=self.storage)
         frozen = study.get_trials(deepcopy=False)[number]
         if frozen.state == TrialState.RUNNING:
-            fail_trial(study, self.storage, self.store, frozen, f"worker died (exit code {proc.exitcode})")
+            fail_trial(study, self.storage, self.store, frozen, why or f"worker died (exit code {proc.exitcode})")
         self.tally.failed += 1

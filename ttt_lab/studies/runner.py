@@ -90,7 +90,8 @@ def _unfinished(study, spec: StudySpec) -> int:
 
 
 def run_study(spec: StudySpec, console: Console, workers: int | None = None, storage: str | None = None,
-              max_failures: int | None = None, dry_run: bool = False, command: str = "") -> StudyOutcome:
+              max_failures: int | None = None, dry_run: bool = False, command: str = "",
+              trial_timeout: float | None = None) -> StudyOutcome:
     from optuna.trial import TrialState
 
     plan = make_plan(spec)
@@ -104,7 +105,7 @@ def run_study(spec: StudySpec, console: Console, workers: int | None = None, sto
     todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - count(study, *SETTLED)) + waiting
     tally = Tally()
     if todo:
-        pool = WorkerPool(plan, optuna_storage, store, parent, url, console, max_failures)
+        pool = WorkerPool(plan, optuna_storage, store, parent, url, console, max_failures, trial_timeout)
         tally = pool.run(workers or spec.workers, todo)
     else:
         console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
