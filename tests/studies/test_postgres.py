@@ -12,8 +12,7 @@ from tests.conftest import BIN, cli
 from tests.studies import postgres
 from tests.studies.helpers import check_each_point_once, split_runs, study, two_sweeps_at_once
 
-pytestmark = [pytest.mark.xdist_group("postgres"),
-              pytest.mark.skipif(postgres.binaries() is None, reason="PostgreSQL server binaries (pg_ctl, initdb) "
+pytestmark = [pytest.mark.skipif(postgres.binaries() is None, reason="PostgreSQL server binaries (pg_ctl, initdb) "
                                  "not found; .ci/run installs Debian's postgresql package")]
 
 
