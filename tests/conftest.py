@@ -116,13 +116,3 @@ def failing_sweep(tmp_path_factory: pytest.TempPathFactory, shared_home: Path):
     shutil.copytree(shared_home, h)
     out = cli("sweep", *FAILING_SWEEP, check=False, env=dict(os.environ, TTT_LAB_HOME=str(h)))
     return h, out
-
-
-HEAVY_FIRST = ("tests/studies/", "tests/commands/test_report.py", "tests/train/test_pipeline.py",
-               "tests/commands/test_ui.py")
-"""Modules of long end-to-end tests (real sweeps, servers): scheduled first, so the two test
-workers finish together instead of one running the longest tests alone at the end."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: 0 if item.nodeid.startswith(HEAVY_FIRST) else 1)
