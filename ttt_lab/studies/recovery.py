@@ -55,6 +55,9 @@ def recover(study, storage, store) -> list[int]:
     failed += optuna.storages.fail_stale_trials(study) or []
     for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,)):
         run_id = t.user_attrs.get("mlflow_run_id")
-        if run_id and run_status(store, run_id) == "RUNNING":
+        # Only Optuna's stale-trial rule fails a trial without saying why (no "error"), and leaves
+        # its MLflow run open: every other path closed the run itself. Workers call this before each
+        # claim, so it must not look up every failed trial's run.
+        if run_id and "error" not in t.user_attrs and run_status(store, run_id) == "RUNNING":
             terminate(store, run_id, "FAILED", {keys.OPTUNA_STATE: "FAIL", keys.ERROR: "worker stopped heartbeating"})
     return sorted(set(failed))

@@ -116,10 +116,11 @@ def open_store(uri: str, artifacts: str) -> Store:
 
 
 def flatten(tree: Mapping[str, Any]) -> dict[str, str]:
-    """Dotted keys to string values, cut to MLflow's limits (never failing on long values)."""
+    """Dotted keys to string values, cut to MLflow's limits (never failing on long values);
+    `TrackedRun.log_params` redacts them."""
     out: dict[str, str] = {}
     for key, v in flat_items(tree).items():
-        text = redact(str(v))
+        text = str(v)
         if len(text) > MAX_PARAM_VAL_LENGTH:
             text = text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
         out[key[:MAX_ENTITY_KEY_LENGTH]] = text
