@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import fmean
 
 from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
@@ -255,8 +256,8 @@ def policy_section(study: Study) -> Section:
                 "audit.policy.in_studies=false, or before trials audited themselves): `ttt-lab audit policy "
                 "player=hf model.path=CHECKPOINT` (each trial run's `ttt.checkpoint` tag) adds one here.")
         return Section("Policies", [Heading("Final policies"), Para(text)])
-    summary = [[c, f"{sum(s == 'FAIL' for s, _, _ in v)} of {len(v)}", f"{100 * _mean([g for _, g, _ in v]):+.1f}",
-                pct(_mean([f for _, _, f in v]))] for c, v in sorted(per_condition.items())]
+    summary = [[c, f"{sum(s == 'FAIL' for s, _, _ in v)} of {len(v)}", f"{100 * fmean(g for _, g, _ in v):+.1f}",
+                pct(fmean(f for _, _, f in v))] for c, v in sorted(per_condition.items())]
     blocks = [Heading("Final policies (memorisation probe)"),
               Table(["condition", "memorisation FAIL", "gap, mean (points)", "fork allowed, mean (%)"], summary),
               Table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"], rows)]
@@ -264,10 +265,6 @@ def policy_section(study: Study) -> Section:
         blocks.append(Para(f"{len(missing)} finished trial(s) have no policy audit: "
                            + ", ".join(f"trial {t.number}" for t in missing), "warn"))
     return Section("Policies", blocks)
-
-
-def _mean(v: list[float]) -> float:
-    return sum(v) / len(v) if v else float("nan")
 
 
 def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None,

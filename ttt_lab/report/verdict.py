@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from dataclasses import dataclass
 
 from ttt_lab.report.collect import Trial, values
@@ -117,13 +118,11 @@ def _fisher(a: Pooled, b: Pooled) -> float:
     return float(stats.fisher_exact(table).pvalue)
 
 
-def _mean(v: list[float]) -> float:
-    return sum(v) / len(v)
+_mean = statistics.fmean
 
 
 def _var(v: list[float]) -> float:
-    m = _mean(v)
-    return sum((x - m) ** 2 for x in v) / (len(v) - 1) if len(v) > 1 else 0.0
+    return statistics.variance(v) if len(v) > 1 else 0.0
 
 
 def _z(q: float) -> float:
