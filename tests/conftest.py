@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import forked_cli
+
 settings.register_profile("ttt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ttt"))
 
@@ -41,8 +43,9 @@ def home(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def cli(*args: str, check: bool = True, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
-    """Run the installed `ttt-lab` console script."""
-    out = subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout, **kw)
+    """Run the installed `ttt-lab` console script (forked from a process that has done the heavy
+    imports, see `tests/cli_zygote.py`; `TTT_LAB_TEST_FORK=0`: a new process every call)."""
+    out = forked_cli.run(list(args), timeout=timeout, **kw)
     if check and out.returncode != 0:
         raise AssertionError(f"ttt-lab {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
     return out
@@ -100,8 +103,7 @@ class Lines:
 
 def start(*args: str, **kw) -> Lines:
     """Start the installed `ttt-lab` with stdout and stderr read together, line by line."""
-    return Lines(subprocess.Popen([str(BIN), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  **kw))
+    return Lines(forked_cli.popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw))
 
 
 FAILING_SWEEP = ["max_new_tokens=1,4", "experiment=smoke"]

@@ -7,7 +7,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import BIN, cli, free_port
+from tests import forked_cli
+from tests.conftest import cli, free_port
 
 
 def mlflow_server_pids(port: int) -> list[int]:
@@ -26,8 +27,8 @@ def mlflow_server_pids(port: int) -> list[int]:
 def test_ui_serves_the_store_and_stops_cleanly(home: Path) -> None:
     cli("eval", "eval.suite=quick", "games=2", "tracking.experiment=ui-check")
     port = free_port()
-    proc = subprocess.Popen([str(BIN), "ui", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = forked_cli.popen(["ui", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
     url = f"http://127.0.0.1:{port}/api/2.0/mlflow/experiments/search?max_results=50"
     try:
         deadline = time.monotonic() + 120

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN, cli
+from tests import forked_cli
+from tests.conftest import cli
 from tests.studies import postgres
 from tests.studies.helpers import check_each_point_once, split_runs, study, two_sweeps_at_once
 
@@ -54,10 +55,8 @@ def test_search_from_two_processes_sharing_only_the_database(home: Path, tmp_pat
     spec = write_search(tmp_path, "pg-machines", 4)
     env = dict(os.environ, TTT_LAB_OPTUNA_STORAGE=pg_url)
     # Both start at once: one creates the study and its parent run, the other finds them.
-    first = subprocess.Popen([str(BIN), "sweep", str(spec)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    second = subprocess.Popen([str(BIN), "sweep", str(spec)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    first = forked_cli.popen(["sweep", str(spec)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = forked_cli.popen(["sweep", str(spec)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for p in (first, second):
         out, err = p.communicate(timeout=600)
         assert p.returncode == 0, out + err

@@ -95,3 +95,33 @@ def test_every_known_setting_reaches_the_sampler(tmp_path):
                     "sampler: {name: tpe, seed: 1, n_startup_trials: 7, multivariate: true, constant_liar: true}\n")
     inner = sampler(from_file(path, []))._inner
     assert (inner._n_startup_trials, inner._multivariate, inner._constant_liar) == (7, True, True)
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 600), st.text(max_size=12), st.floats(allow_nan=False))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from(["metric", "direction", "name", "seed", "x"]), inner,
+                                         max_size=3), max_leaves=6)
+_KEYS = st.sampled_from(["name", "question", "params", "overrides", "kind", "n_trials", "sampler", "pruner",
+                         "objective", "workers", "baseline", "unknown"])
+
+
+@given(st.dictionaries(_KEYS, _VALUES, max_size=6) | st.text(max_size=40))
+def test_any_study_file_is_a_spec_or_one_clear_error(tmp_path_factory, content):
+    import yaml
+
+    path = tmp_path_factory.mktemp("spec") / "study.yaml"
+    path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))
+    try:
+        spec = from_file(path, [])
+    except StudyError as e:
+        assert "\n" not in str(e).strip() and "Traceback" not in str(e)
+    else:
+        assert spec.params and all(isinstance(v, str) for v in spec.params.values())
+        assert all(isinstance(o, str) for o in spec.overrides) and spec.workers >= 1
+
+
+def test_a_study_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: [unclosed\nparams: {a: 1}\n")
+    with pytest.raises(StudyError, match=r"cannot read the study file .*broken\.yaml"):
+        from_file(path, [])

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN, FAILING_SWEEP, cli
+from tests import forked_cli
+from tests.conftest import FAILING_SWEEP, cli
 from tests.studies.helpers import check_each_point_once, split_runs, study, two_sweeps_at_once
 from ttt_lab.studies.spec import from_args
 
@@ -59,7 +60,7 @@ def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_
     name = from_args(args).name
     storage = f"sqlite:///{home}/optuna.db"
     log = (tmp_path / "sweep.log").open("w")
-    proc = subprocess.Popen([str(BIN), "sweep", *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = forked_cli.popen(["sweep", *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def second_trial_training() -> bool:
         assert proc.poll() is None, (tmp_path / "sweep.log").read_text()

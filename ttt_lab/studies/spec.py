@@ -76,6 +76,8 @@ class StudySpec:
         for o in self.objectives:
             if o.direction not in DIRECTIONS:
                 raise StudyError(f"objective direction {o.direction!r} for {o.metric} is not maximize or minimize.")
+        if not isinstance(self.workers, int) or self.workers < 1:
+            raise StudyError(f"workers must be a positive whole number, not {self.workers!r}.")
         if self.pruner["name"] != "none" and len(self.objectives) > 1:
             raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
         return self
@@ -121,34 +123,59 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
     return spec.validate()
 
 
-def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: int | None = None) -> StudySpec:
+FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
+             "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str}
+"""The keys of a study file and the YAML shape each must have."""
+SHAPE_NAMES = {str: "string", int: "whole number", dict: "mapping", list: "list"}
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """The study file as a mapping whose values have the shapes of FILE_KEYS."""
+    import yaml
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     try:
         raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    except (OSError, OmegaConfBaseException) as e:
-        raise StudyError(f"cannot read the study file {path}: {e}. It is YAML with name, params and optionally "
-                         "overrides, objective, kind, n_trials, sampler, pruner (see sweeps/).") from None
+    except (OSError, OmegaConfBaseException, yaml.YAMLError, ValueError) as e:
+        raise StudyError(f"cannot read the study file {path}: {' '.join(str(e).split())}. It is YAML with name, "
+                         "params and optionally overrides, objective, kind, n_trials, sampler, pruner (see sweeps/).") \
+            from None
     if not isinstance(raw, dict) or not isinstance(raw.get("params"), dict) or not raw["params"]:
         raise StudyError(f"the study file {path} needs a non-empty `params:` mapping of key -> sweep values.")
-    known = {"name", "question", "params", "overrides", "kind", "n_trials", "sampler", "pruner", "objective",
-             "workers", "baseline"}
-    unknown = set(raw) - known
+    unknown = set(map(str, raw)) - set(FILE_KEYS)
     if unknown:
-        raise StudyError(f"unknown keys in {path}: {', '.join(sorted(unknown))}. Allowed: {', '.join(sorted(known))}.")
-    objectives = raw.get("objective", {})
+        raise StudyError(f"unknown keys in {path}: {', '.join(sorted(unknown))}. "
+                         f"Allowed: {', '.join(sorted(FILE_KEYS))}.")
+    for key, shape in FILE_KEYS.items():
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, shape) or (isinstance(value, bool) and shape is int)):
+            names = " or ".join(SHAPE_NAMES[t] for t in (shape if isinstance(shape, tuple) else (shape,)))
+            raise StudyError(f"`{key}` in {path} must be a {names}, not {value!r}.")
+    objectives = raw.get("objective") or []
+    for o in objectives if isinstance(objectives, list) else [objectives]:
+        if not isinstance(o, dict) or not set(o) <= {"metric", "direction"} or not all(
+                isinstance(v, str) for v in o.values()):
+            raise StudyError(f"each objective in {path} is a mapping with metric and direction, not {o!r}.")
+    if not all(isinstance(o, str) for o in raw.get("overrides") or []):
+        raise StudyError(f"`overrides` in {path} is a list of key=value strings, not {raw['overrides']!r}.")
+    return raw
+
+
+def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: int | None = None) -> StudySpec:
+    raw = _read_file(path)
+    objectives = raw.get("objective") or []
     objectives = [Objective(**o) for o in (objectives if isinstance(objectives, list) else [objectives])]
     more = from_args(extra, name="x").params if any("=" in a and _is_sweep(a) for a in extra) else {}
     fixed = [a for a in extra if not ("=" in a and _is_sweep(a))]
     params = {str(k): _expr(v) for k, v in raw["params"].items()} | more
     kind = raw.get("kind") or ("search" if any("interval(" in v for v in params.values()) else "grid")
     spec = StudySpec(
-        name=name or raw.get("name") or path.stem, params=params, overrides=[*raw.get("overrides", []), *fixed],
-        question=raw.get("question", ""), kind=kind, n_trials=n_trials or raw.get("n_trials"),
-        sampler={"name": "tpe", "seed": 0} | raw.get("sampler", {}), pruner={"name": "none"} | raw.get("pruner", {}),
-        objectives=objectives or [Objective()], workers=int(raw.get("workers", 1)), source=str(path),
-        baseline=str(raw.get("baseline", "")))
+        name=name or raw.get("name") or path.stem, params=params, overrides=[*(raw.get("overrides") or []), *fixed],
+        question=raw.get("question") or "", kind=kind, n_trials=n_trials or raw.get("n_trials"),
+        sampler={"name": "tpe", "seed": 0} | (raw.get("sampler") or {}),
+        pruner={"name": "none"} | (raw.get("pruner") or {}), objectives=objectives or [Objective()],
+        workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "")
     return spec.validate()
 
 
