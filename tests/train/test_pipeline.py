@@ -43,3 +43,15 @@ def test_the_warm_up_cache_is_keyed_on_content_not_on_how_the_home_is_spelled(ho
     log = (home / "studies" / "warm" / "trial-0.log").read_text()
     assert "SFT warm-up: reusing" in log, log
     assert len([p for p in (home / "cache").iterdir() if p.is_dir()]) == 1
+
+
+def test_the_warm_up_key_changes_with_what_the_warm_up_reads_and_only_that(tiny_checkpoint: Path) -> None:
+    from ttt_lab.train.pipeline import sft_key
+
+    def key(*more: str) -> str:
+        return sft_key(load(["experiment=tiny_cpu", *more]).cfg, str(tiny_checkpoint))
+
+    base = key()
+    assert key("dataset.sampling=iid") == base  # the RL phases' sampling: the warm-up never reads it
+    assert key("train.phases.0.p_min=0.0") == base
+    assert key("seed=1") != base and key("dataset.p_max=0.5") != base and key("train.sft.epochs=1") != base

@@ -46,9 +46,12 @@ class TrainOutcome:
 def sft_key(cfg: Config, base: str) -> str:
     """The warm-up cache's key: its settings and the base model's *content* (how the home
     path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
-    share one warm-up)."""
+    share one warm-up), nor do settings the warm-up never reads (the RL phases' dataset sampling:
+    a curriculum study's arms share one)."""
+    from ttt_lab.train.sft import teacher_dataset
+
     spec = {"base": checkpoint_digest(base), "sft": dataclasses.asdict(cfg.train.sft),
-            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(cfg.dataset), "seed": cfg.seed,
+            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)), "seed": cfg.seed,
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 

@@ -22,13 +22,19 @@ from ttt_lab.train.runtime import use_bf16
 SFT_SALT = 0x5F7
 
 
+def teacher_dataset(cfg: Config) -> DatasetConfig:
+    """The teacher's games: `sft.num_games` over the dataset's opponent range, always stratified
+    (the RL phases' `dataset.sampling` does not reach the warm-up)."""
+    s = cfg.train.sft
+    return DatasetConfig(size=s.num_games, p_min=cfg.dataset.p_min, p_max=cfg.dataset.p_max,
+                         num_strata=cfg.dataset.num_strata, examples_per_batch=min(s.num_games, 256),
+                         first_player="alternate", model_symbol=cfg.dataset.model_symbol)
+
+
 def teacher_games(cfg: Config) -> list[GameRecord]:
     """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range."""
     s = cfg.train.sft
-    ds = DatasetConfig(size=s.num_games, p_min=cfg.dataset.p_min, p_max=cfg.dataset.p_max,
-                       num_strata=cfg.dataset.num_strata, examples_per_batch=min(s.num_games, 256),
-                       first_player="alternate", model_symbol=cfg.dataset.model_symbol)
-    examples = make_dataset(ds, derive_seed(cfg.seed, SFT_SALT))
+    examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
     teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off")
     return play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
 
