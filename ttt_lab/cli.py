@@ -40,7 +40,17 @@ def _run(fn: Callable[[], Any]) -> Any:
     from ttt_lab.errors import TttLabError
 
     try:
-        result = fn()
+        try:
+            result = fn()
+        except TttLabError:
+            raise
+        except Exception as e:
+            from ttt_lab.sqlite_files import as_store_error
+
+            damaged = as_store_error(e)
+            if damaged is None:
+                raise
+            raise damaged from e
     except TttLabError as e:
         if _state["debug"]:
             raise

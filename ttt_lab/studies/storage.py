@@ -41,7 +41,10 @@ def open_storage(url: str):
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:///")
         if path and path != ":memory:":
+            from ttt_lab.sqlite_files import check_sqlite_file
+
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            check_sqlite_file(path, "Optuna storage")
         kwargs["connect_args"] = {"timeout": 60}
     elif url.startswith("postgresql"):
         # TCP keepalives: a dropped link to the database is noticed in about a minute, not hours.

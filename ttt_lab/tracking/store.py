@@ -21,6 +21,7 @@ from typing import Any
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
 from ttt_lab.redact import redact
+from ttt_lab.sqlite_files import check_sqlite_file
 from ttt_lab.tracking import keys
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
@@ -83,6 +84,7 @@ def _check_sqlite(uri: str) -> None:
             f"cannot write the tracking store {path} ({e.strerror or e}). Make {folder} writable, "
             "set TTT_LAB_HOME to a writable folder, or point tracking.uri elsewhere."
         ) from e
+    check_sqlite_file(path, "tracking store")
 
 
 def _check_server(uri: str) -> None:
