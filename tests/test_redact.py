@@ -24,3 +24,18 @@ def test_no_query_password_survives(secret: str) -> None:
 @given(st.text(st.characters(blacklist_characters="@")))
 def test_text_without_credentials_is_unchanged(text: str) -> None:
     assert redact(text) == text
+
+
+def test_a_hidden_value_is_redacted_in_any_text_and_through_a_console() -> None:
+    import io
+
+    from rich.console import Console
+
+    from ttt_lab.redact import RedactedStream, hide_value, redact
+
+    hide_value("zz-hidden-value-41")
+    hide_value("ab")  # too short to hide without hiding ordinary text
+    assert redact("model zz-hidden-value-41 at ab") == "model *** at ab"
+    buf = io.StringIO()
+    Console(file=RedactedStream(buf), width=80).print("[bold]serving[/] zz-hidden-value-41")
+    assert "zz-hidden-value-41" not in buf.getvalue() and "serving ***" in buf.getvalue()

@@ -57,7 +57,10 @@ def _run(fn: Callable[[], Any]) -> Any:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]Error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+        from ttt_lab.redact import RedactedStream
+
+        Console(file=RedactedStream(sys.stderr), stderr=True).print(f"[bold red]Error:[/] {escape(str(e))}",
+                                                                     highlight=False, soft_wrap=True)
         _exit_now(2)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
@@ -85,7 +88,10 @@ def _exit_now(code: int) -> None:
 def _console():
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=160)
+    from ttt_lab.redact import RedactedStream
+
+    out = RedactedStream(sys.stdout)
+    return Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
 
 
 @config_app.command("show")

@@ -117,3 +117,16 @@ def test_leaf_paths_and_star_expansion() -> None:
     tree = {"a": {"b": 1, "c": [{"d": 1}, {"d": 2, "e": 3}]}}
     assert leaf_paths(tree) == ["a.b", "a.c.*.d", "a.c.*.e"]
     assert expand_star("a.c.*.d", tree) == ["a.c.0.d", "a.c.1.d"]
+
+
+def test_values_read_from_the_environment_are_kept_out_of_what_is_logged(monkeypatch) -> None:
+    from ttt_lab.redact import redact
+
+    monkeypatch.setenv("TTT_TEST_SECRET_MODEL", "tok-5ecret-9f3e")
+    loaded = load(["player=openai", "player.served_model=${oc.env:TTT_TEST_SECRET_MODEL}"])
+    assert loaded.cfg.player.served_model == "tok-5ecret-9f3e"  # the command itself gets the value
+    assert loaded.tree["player"]["served_model"] == "tok-5ecret-9f3e"
+    assert loaded.logged_tree["player"]["served_model"] == "***"
+    assert "player.served_model" in loaded.from_env and "home" not in loaded.from_env
+    assert loaded.logged_tree["home"] == loaded.tree["home"]  # TTT_LAB_HOME is a setting, not a secret
+    assert redact("OpenAIPlayer('http://x/v1', 'tok-5ecret-9f3e')") == "OpenAIPlayer('http://x/v1', '***')"

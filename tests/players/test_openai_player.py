@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 import time
@@ -56,6 +57,18 @@ def test_eval_through_the_cli(server: str, home: Path) -> None:
     out = cli("eval", "player=openai", f"player.base_url={server}", "player.served_model=perfect",
               "eval.suite=quick", "games=6")
     assert "optimal" in out.stdout and "100.0" in out.stdout
+
+
+def test_a_value_read_from_the_environment_is_in_no_file_and_on_no_console_line(server: str, home: Path) -> None:
+    secret = "tok-5ecret-9f3e"  # the test server plays perfectly for any model name it does not know
+    env = dict(os.environ, TTT_TEST_MODEL=secret)
+    out = cli("eval", "player=openai", f"player.base_url={server}", "player.served_model=${oc.env:TTT_TEST_MODEL}",
+              "eval.suite=quick", "games=4", env=env)
+    assert "100.0" in out.stdout and secret not in out.stdout + out.stderr
+    shown = cli("config", "show", "player=openai", "player.served_model=${oc.env:TTT_TEST_MODEL}", env=env)
+    assert "served_model: '***'" in shown.stdout or "served_model: ***" in shown.stdout
+    leaked = [str(p) for p in home.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert not leaked, leaked
 
 
 @pytest.mark.parametrize("model", ["slow", "garbage", "broken"])

@@ -100,7 +100,7 @@ def tracking_job(loaded: Loaded, audit: Audit, paths: list[Path]):
     cfg = loaded.cfg
     tags = run_tags("audit", loaded.config_hash, cfg.seed, loaded.overrides,
                     extra={keys.AUDIT: audit.kind, keys.AUDIT_STATUS: audit.status})
-    params = {k: str(v)[:6000] for k, v in flat_items(loaded.tree).items()}
+    params = {k: str(v)[:6000] for k, v in flat_items(loaded.logged_tree).items()}
     return Job(cfg.tracking.experiment, f"audit-{audit.kind}-{loaded.config_hash[:6]}", tags, params,
                audit.metrics(), [str(p) for p in paths], "audit")
 

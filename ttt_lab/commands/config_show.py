@@ -16,11 +16,11 @@ def show(overrides: list[str], diff: bool, console: Console) -> None:
 
     loaded = load(overrides)
     if not diff:
-        text = redact(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)))
+        text = redact(OmegaConf.to_yaml(OmegaConf.create(loaded.logged_tree)))
         console.print(Syntax(text, "yaml", theme="ansi_dark", background_color="default"))
         console.print(f"# config hash: {loaded.config_hash}", style="dim", highlight=False)
         return
-    base, now = flat_items(defaults_tree()), flat_items(loaded.tree)
+    base, now = flat_items(defaults_tree()), flat_items(loaded.logged_tree)
     table = Table(title=f"differences from the defaults (config hash {loaded.config_hash})")
     for col in ("key", "default", "value"):
         table.add_column(col)

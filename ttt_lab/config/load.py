@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,10 +32,19 @@ class Loaded:
     """The overrides as given."""
     resolved_overrides: list[str]
     """The overrides with short names rewritten to full keys."""
+    from_env: frozenset[str] = frozenset()
+    """Dotted keys whose value was read from the environment (`${oc.env:...}`): kept out of
+    everything written (a token or password often arrives that way)."""
 
     @property
     def config_hash(self) -> str:
         return config_hash(self.tree)
+
+    @property
+    def logged_tree(self) -> dict[str, Any]:
+        """`tree` as it may leave the process: values read from the environment are ***, and
+        every string is redacted (URL passwords, secret query parameters)."""
+        return _hide(self.tree, self.from_env)
 
 
 def conf_dir() -> Path:
@@ -122,7 +132,48 @@ def load(overrides: list[str] | None = None) -> Loaded:
         raise ConfigError(_explain(e)) from e
     assert isinstance(cfg, Config)
     validate(cfg)
-    return Loaded(cfg, tree, overrides, resolved)  # type: ignore[arg-type]
+    from_env = env_keys(OmegaConf.to_container(base, resolve=False))  # type: ignore[arg-type]
+    _hide_values(tree, from_env)
+    return Loaded(cfg, tree, overrides, resolved, from_env)  # type: ignore[arg-type]
+
+
+OWN_ENV = re.compile(r"oc\.env:\s*TTT_LAB_")
+"""ttt-lab's own variables (TTT_LAB_HOME: a folder) are settings, not secrets."""
+
+
+def env_keys(unresolved: dict[str, Any]) -> frozenset[str]:
+    """Keys whose value comes from `${oc.env:...}`, directly or through an interpolation of such
+    a key (ttt-lab's own TTT_LAB_* variables excepted)."""
+    from ttt_lab.config.flatten import flat_items
+
+    raw = {k: v for k, v in flat_items(unresolved).items() if isinstance(v, str) and "${" in v}
+    found = {k for k, v in raw.items() if "oc.env:" in OWN_ENV.sub("", v)}
+    while True:
+        more = {k for k, v in raw.items() if k not in found and any("${" + f + "}" in v for f in found)}
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
+def _hide_values(tree: dict[str, Any], from_env: frozenset[str]) -> None:
+    from ttt_lab.config.flatten import flat_items
+    from ttt_lab.redact import hide_value
+
+    for key, value in flat_items(tree).items():
+        if key in from_env and value not in (None, ""):
+            hide_value(str(value))
+
+
+def _hide(tree: Any, from_env: frozenset[str], prefix: str = "") -> Any:
+    from ttt_lab.redact import HIDDEN, redact
+
+    if isinstance(tree, dict):
+        return {k: _hide(v, from_env, f"{prefix}.{k}" if prefix else str(k)) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_hide(v, from_env, f"{prefix}.{i}") for i, v in enumerate(tree)]
+    if prefix in from_env and tree not in (None, ""):
+        return HIDDEN
+    return redact(tree) if isinstance(tree, str) else tree
 
 
 def _is_short(override: str) -> bool:

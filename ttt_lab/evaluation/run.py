@@ -34,7 +34,7 @@ def _start_run(loaded: Loaded, player: Player):
     store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
     return open_run(store, cfg.tracking.experiment, "eval", f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
                     config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides,
-                    tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite}, tree=loaded.tree)
+                    tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite}, tree=loaded.logged_tree)
 
 
 def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Path | None) -> None:
@@ -43,7 +43,7 @@ def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Pat
     for r in results:
         run.log_metrics(r.summary.metrics())
     run.flush()
-    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
+    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.logged_tree)), "config.yaml")
     run.log_text("\n".join(loaded.overrides) + "\n", "overrides.txt")
     run.log_text(tables.csv_text(results), "eval_table.csv")
     if transcript is not None:

@@ -133,7 +133,7 @@ def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_r
             keys.OPTUNA_TRIAL_NUMBER: str(trial.number), keys.OPTUNA_STATE: "RUNNING",
             keys.WORKER: f"{socket.gethostname()}:{os.getpid()}"}
     run = open_run(store, spec.name, "trial", f"trial-{trial.number}", config_hash=loaded.config_hash,
-                   seed=loaded.cfg.seed, overrides=all_overrides, command=command, tags=tags, tree=loaded.tree,
+                   seed=loaded.cfg.seed, overrides=all_overrides, command=command, tags=tags, tree=loaded.logged_tree,
                    parent_run_id=parent_run_id)
     log_config(run, loaded)
     trial.set_user_attr("mlflow_run_id", run.run_id)

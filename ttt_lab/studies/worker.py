@@ -66,6 +66,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     import optuna
     from rich.console import Console
 
+    from ttt_lab.redact import RedactedStream
     from ttt_lab.studies import storage as st
     from ttt_lab.studies.identity import host_identity
     from ttt_lab.studies.mutex import study_mutex
@@ -98,7 +99,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
             continue
         log = Path(job.log_dir) / f"trial-{trial.number}.log"
         with log.open("w") as f:
-            console = Console(file=f, width=120, force_terminal=False)
+            console = Console(file=RedactedStream(f), width=120, force_terminal=False)
             result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id, console)
         failures += result.state == "FAIL"
         events.put(("end", job.index, result))

@@ -71,7 +71,7 @@ def _open_run(loaded: Loaded, folder: Path):
             run.set_tags({keys.RESUMED: "true"})
             return run
     run = open_run(store, cfg.tracking.experiment, "train", f"train-{loaded.config_hash[:6]}",
-                   config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides, tree=loaded.tree)
+                   config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides, tree=loaded.logged_tree)
     log_config(run, loaded)
     marker.write_text(run.run_id)
     return run
@@ -82,7 +82,7 @@ def log_config(run, loaded: Loaded) -> None:
     import torch
     from omegaconf import OmegaConf
 
-    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.tree)), "config.yaml")
+    run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.logged_tree)), "config.yaml")
     run.set_tags({keys.TORCH_THREADS: str(torch.get_num_threads())})
 
 
