@@ -319,5 +319,21 @@ def runs_list(
     _run(body)
 
 
+@runs_app.command("sync")
+def runs_sync(overrides: Overrides = None) -> None:
+    """Send what runs kept in `runs/tracking-fallback/` because their tracking server was gone when
+    they ended.
+
+    Example: `ttt-lab runs sync tracking=server tracking.uri=http://127.0.0.1:5000`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.runs import sync_runs
+
+        sync_runs(overrides or [], _console())
+
+    _run(body)
+
+
 if __name__ == "__main__":
     app()

@@ -16,7 +16,7 @@ def report(study: str, out: str | None, console: Console, overrides: list[str] |
     from ttt_lab.tracking.store import open_store
 
     cfg = load(overrides or []).cfg
-    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     data = collect(store, study)
     if compare is not None:
         other = collect(store, compare)

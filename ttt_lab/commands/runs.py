@@ -17,7 +17,7 @@ def list_runs(overrides: list[str], limit: int, console: Console) -> None:
     from ttt_lab.tracking.store import open_store
 
     cfg = load(overrides).cfg
-    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     exps = {e.experiment_id: e.name for e in store.client.search_experiments()}
     runs = store.client.search_runs(list(exps), max_results=limit, order_by=["attributes.start_time DESC"])
     table = Table(title=f"latest runs in {cfg.tracking.uri}")
@@ -31,3 +31,15 @@ def list_runs(overrides: list[str], limit: int, console: Console) -> None:
         table.add_row(r.info.run_id, exps.get(r.info.experiment_id, "?"), r.info.run_name or "", started,
                       r.info.status, params, metrics)
     console.print(table if runs else f"no runs yet in {cfg.tracking.uri}; try `ttt-lab eval`")
+
+
+def sync_runs(overrides: list[str], console: Console) -> None:
+    from ttt_lab.tracking.runs import sync_fallbacks
+    from ttt_lab.tracking.store import open_store
+
+    cfg = load(overrides).cfg
+    sent = sync_fallbacks(open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s))
+    for run_id, n in sent:
+        console.print(f"run {run_id}: {n} kept sends delivered to {cfg.tracking.uri}", highlight=False)
+    if not sent:
+        console.print("nothing to send: no run left a tracking fallback file", highlight=False)

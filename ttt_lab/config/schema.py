@@ -201,6 +201,9 @@ class TrackingConfig:
     uri: str = "sqlite:///${home}/mlflow.db"
     artifacts: str = "${home}/mlartifacts"
     experiment: str = "ttt-lab"
+    outage_wait_s: float = 60.0
+    """A run whose tracking server is unreachable when it ends waits this long for it to come
+    back, then leaves what it could not send in `${home}/tracking-fallback/` for `ttt-lab runs sync`."""
 
 
 @dataclass
@@ -349,6 +352,7 @@ def validate(cfg: Config) -> Config:
     if not PATTERN.fullmatch(cfg.tracking.experiment) or ".." in cfg.tracking.experiment:
         raise InvalidSetting("tracking.experiment", cfg.tracking.experiment,
                              "letters, digits and . _ - (starting with a letter or digit, no '..' or '/')")
+    check_number("tracking.outage_wait_s", cfg.tracking.outage_wait_s, 0.0)
     cfg.env.validate("env")
     cfg.dataset.validate("dataset")
     o = cfg.opponent

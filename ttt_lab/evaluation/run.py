@@ -31,7 +31,7 @@ def _start_run(loaded: Loaded, player: Player):
     from ttt_lab.tracking.store import open_store
 
     cfg = loaded.cfg
-    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     return open_run(store, cfg.tracking.experiment, "eval", f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
                     config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides,
                     tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite}, tree=loaded.logged_tree)

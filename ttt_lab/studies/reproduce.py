@@ -107,7 +107,7 @@ def reproduce(run_id: str, console: Console, steps: int | None = None, overrides
     from ttt_lab.train.pipeline import train
 
     cfg = load(overrides or []).cfg
-    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     run = get_run(store, run_id)
     if run is None:
         raise TttLabError(f"No run {run_id} in the tracking store ({cfg.tracking.uri}). `ttt-lab runs list` shows "

@@ -45,7 +45,7 @@ def _open(plan: Plan, given_storage: str | None, tracking: bool = True):
         return storage, None
     from ttt_lab.tracking.store import open_store
 
-    return storage, open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    return storage, open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
 
 
 def _dry_run(plan: Plan, storage, console: Console) -> StudyOutcome:

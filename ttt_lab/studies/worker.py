@@ -76,7 +76,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
 
     storage = st.open_storage(job.storage_url)
     study = st.load(storage, job.spec, job.distributions)
-    store = open_store(job.tracking_uri, job.artifacts)
+    store = open_store(job.tracking_uri, job.artifacts, job.home)
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
         with study_mutex(storage, job.storage_url, job.spec.name):  # recover, count, ask, mark: one step

@@ -5,6 +5,7 @@ the commit and the package versions (`provenance`), plus the kind's own tags."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ttt_lab.tracking import keys, provenance
@@ -32,3 +33,23 @@ def open_run(store, experiment: str, kind: str, name: str, *, config_hash: str, 
     if tree is not None:
         run.log_params(flatten(tree))
     return run
+
+
+def sync_fallbacks(store) -> list[tuple[str, int]]:
+    """Send what runs left in `<home>/tracking-fallback/` (their tracking server was gone at their
+    end) to the store; each file delivered is removed. (run id, ops sent) per file."""
+    from ttt_lab.tracking.outbox import FALLBACK, read_fallback
+    from ttt_lab.tracking.store import TrackedRun, TrackingError
+
+    sent = []
+    for path in sorted((Path(store.home) / FALLBACK).glob("*.json")):
+        run_id, ops = read_fallback(path)
+        run = TrackedRun.reopen(store, run_id)
+        if run is None:
+            raise TrackingError(f"{path} is for run {run_id}, which {store.uri} does not have. Point tracking.uri "
+                                "at the store that run was started in, or move the file aside.")
+        if not run.resend(ops):
+            raise TrackingError(f"the tracking server {store.uri} still cannot be reached; {path} is kept.")
+        path.unlink()
+        sent.append((run_id, len(ops)))
+    return sent

@@ -23,10 +23,13 @@ from ttt_lab.errors import TttLabError
 from ttt_lab.redact import redact
 from ttt_lab.sqlite_files import check_sqlite_file
 from ttt_lab.tracking import keys
+from ttt_lab.tracking.outbox import Op, Outbox
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")  # a server that is down: the run's outbox waits,
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")  # not MLflow's minutes of retries per call
 
 import contextlib
 
@@ -56,6 +59,13 @@ class Store:
     uri: str
     artifacts: str
     client: MlflowClient
+    home: str = "runs"
+    """Where a run that outlived its tracking server leaves what it could not send."""
+    outage_wait_s: float = 60.0
+
+    @property
+    def remote(self) -> bool:
+        return self.uri.startswith(("http://", "https://"))
 
     def experiment_id(self, name: str) -> str:
         exp = self.client.get_experiment_by_name(name)
@@ -101,7 +111,7 @@ def _check_server(uri: str) -> None:
         ) from e
 
 
-def open_store(uri: str, artifacts: str) -> Store:
+def open_store(uri: str, artifacts: str, home: str = "runs", outage_wait_s: float = 60.0) -> Store:
     if uri.startswith("sqlite:///"):
         _check_sqlite(uri)
         if artifacts:
@@ -114,7 +124,7 @@ def open_store(uri: str, artifacts: str) -> Store:
             "(the default under runs/), a postgresql:// database, or an http:// tracking server."
         )
     mlflow.set_tracking_uri(uri)
-    return Store(uri, artifacts, MlflowClient(tracking_uri=uri))
+    return Store(uri, artifacts, MlflowClient(tracking_uri=uri), home, outage_wait_s)
 
 
 def flatten(tree: Mapping[str, Any]) -> dict[str, str]:
@@ -145,9 +155,13 @@ class TrackedRun:
             tags[keys.PARENT_RUN] = parent_run_id
         tags = {k: redact(v)[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
         run = store.client.create_run(store.experiment_id(experiment), run_name=name, tags=tags)
-        self.run_id: str = run.info.run_id
-        self.artifact_uri: str = run.info.artifact_uri
+        self._start(run.info.run_id, run.info.artifact_uri)
+
+    def _start(self, run_id: str, artifact_uri: str) -> None:
+        self.run_id: str = run_id
+        self.artifact_uri: str = artifact_uri
         self._metrics: list[Metric] = []
+        self._outbox = Outbox(self._send, self.store.remote)
 
     @classmethod
     def reopen(cls, store: Store, run_id: str) -> TrackedRun | None:
@@ -157,19 +171,42 @@ class TrackedRun:
         except mlflow.exceptions.MlflowException:
             return None
         run = cls.__new__(cls)
-        run.store, run.run_id, run.artifact_uri, run._metrics = store, run_id, info.artifact_uri, []
+        run.store = store
+        run._start(run_id, info.artifact_uri)
         store.client.update_run(run_id, status="RUNNING")
         return run
 
+    def _send(self, op: Op) -> None:
+        c, rid = self.store.client, self.run_id
+        if op.kind == "metrics":
+            c.log_batch(rid, metrics=[Metric(*m) for m in op.data], synchronous=True)
+        elif op.kind == "params":
+            c.log_batch(rid, params=[Param(k, v) for k, v in op.data.items()], synchronous=True)
+        elif op.kind == "tags":
+            c.log_batch(rid, tags=[RunTag(k, v) for k, v in op.data.items()], synchronous=True)
+        elif op.kind == "text":
+            c.log_text(rid, op.data, op.extra)
+        elif op.kind == "artifact":
+            c.log_artifact(rid, op.data, op.extra)
+        elif op.kind == "status":
+            c.set_terminated(rid, op.data)
+        else:
+            raise ValueError(f"unknown tracking op {op.kind!r}")
+
+    def resend(self, ops: list[Op]) -> bool:
+        """Send ops a run left in a fallback file, in order; False if the server is still unreachable."""
+        self._outbox.pending.extend(ops)
+        return self._outbox.drain()
+
     def log_params(self, params: Mapping[str, str]) -> None:
-        items = [Param(k, redact(v)) for k, v in params.items()]
+        items = [(k, redact(v)) for k, v in params.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
-            self.store.client.log_batch(self.run_id, params=chunk, synchronous=True)
+            self._outbox.put(Op("params", dict(chunk)))
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        items = [RunTag(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        items = [(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
-            self.store.client.log_batch(self.run_id, tags=chunk, synchronous=True)
+            self._outbox.put(Op("tags", dict(chunk)))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         """Buffered: nothing is sent until `flush()` (or the end of the run)."""
@@ -178,7 +215,7 @@ class TrackedRun:
 
     def flush(self) -> None:
         for chunk in _chunks(self._metrics, MAX_METRICS_PER_BATCH):
-            self.store.client.log_batch(self.run_id, metrics=chunk, synchronous=True)
+            self._outbox.put(Op("metrics", [(m.key, m.value, m.timestamp, m.step) for m in chunk]))
         self._metrics = []
 
     def local_artifact_dir(self) -> Path | None:
@@ -199,14 +236,16 @@ class TrackedRun:
         target = (local / subdir if subdir else local) if local else None
         if target is not None and Path(path).resolve().parent == target.resolve():
             return
-        self.store.client.log_artifact(self.run_id, str(path), subdir)
+        self._outbox.put(Op("artifact", str(path), subdir))
 
     def log_text(self, text: str, name: str) -> None:
-        self.store.client.log_text(self.run_id, redact(text), name)
+        self._outbox.put(Op("text", redact(text), name))
 
-    def end(self, status: str = "FINISHED") -> None:
+    def end(self, status: str = "FINISHED") -> Path | None:
+        """Flush and close; the fallback file when the tracking server never came back."""
         self.flush()
-        self.store.client.set_terminated(self.run_id, status)
+        self._outbox.put(Op("status", status))
+        return self._outbox.close(Path(self.store.home), self.run_id, self.store.outage_wait_s)
 
     def __enter__(self) -> TrackedRun:
         return self

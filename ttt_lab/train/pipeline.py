@@ -63,7 +63,7 @@ def _open_run(loaded: Loaded, folder: Path):
     from ttt_lab.tracking.runs import open_run
     from ttt_lab.tracking.store import TrackedRun, open_store
 
-    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     marker = folder / "mlflow_run_id"
     if marker.is_file():
         run = TrackedRun.reopen(store, marker.read_text().strip())
