@@ -69,7 +69,11 @@ class ForkedPopen:
             return w
         if where is None:
             return sys.__stdout__.fileno() if name == "stdout" else sys.__stderr__.fileno()
-        return where.fileno()
+        if where == subprocess.DEVNULL:
+            null = os.open(os.devnull, os.O_WRONLY)
+            theirs.append(null)
+            return null
+        return where if isinstance(where, int) else where.fileno()
 
     def _await_exit(self) -> None:
         line = self._reader.readline()

@@ -45,12 +45,13 @@ def _run(fn: Callable[[], Any]) -> Any:
         except TttLabError:
             raise
         except Exception as e:
+            from ttt_lab.errors import as_disk_full
             from ttt_lab.sqlite_files import as_store_error
 
-            damaged = as_store_error(e)
-            if damaged is None:
+            known = as_disk_full(e) or as_store_error(e)
+            if known is None:
                 raise
-            raise damaged from e
+            raise known from e
     except TttLabError as e:
         if _state["debug"]:
             raise

@@ -34,3 +34,32 @@ class InvalidBoard(TttLabError, ValueError):
             "cells 0-8 row by row, X moves first (so X has as many marks as O or one more), "
             "and play stops at the first win."
         )
+
+
+class DiskFull(TttLabError, OSError):
+    pass
+
+
+FULL_ERRNOS = (28, 122, 27)
+"""ENOSPC, EDQUOT, EFBIG (a file-size limit)."""
+FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceeded", "File too large",
+              "database or disk is full", "PytorchStreamWriter failed writing")
+"""How libraries that do not raise OSError say it: safetensors (Rust io::Error), SQLite, torch.save."""
+
+
+def as_disk_full(e: BaseException) -> DiskFull | None:
+    """A write that failed for lack of space, found anywhere in the chain of causes (torch,
+    safetensors, SQLite: "database or disk is full"): the one-paragraph error. None otherwise."""
+    seen = e
+    while seen is not None:
+        said = next((w for w in FULL_WORDS if w in str(seen)), None)
+        if (isinstance(seen, OSError) and seen.errno in FULL_ERRNOS) or said:
+            where = getattr(seen, "filename", None)
+            reason = getattr(seen, "strerror", None) or said
+            return DiskFull(
+                f"the disk is full{f' writing {where}' if where else ''} ({reason}). What was complete before is "
+                "kept: checkpoints are published only once whole and an interrupted save is set aside at the "
+                "next start. Free space (or point TTT_LAB_HOME at a larger disk) and run the same command "
+                "again: it resumes from the last complete checkpoint.")
+        seen = seen.__cause__ or seen.__context__
+    return None
