@@ -138,6 +138,8 @@ def test_the_verdict_names_a_real_difference_over_seeds_and_over_games():
     (c,) = one_seed.comparisons
     assert c.test == "Fisher exact over 400 and 400 games" and c.differs
     assert c.needed.startswith("about ") and c.needed.endswith("games per condition")
+    assert any(s.startswith("Caution: with 1 seed per condition") for s in one_seed.sentences())
+    assert not any(s.startswith("Caution") for s in v.sentences())  # 3 seeds: the test sees training noise
 
 
 def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparisons():

@@ -88,6 +88,12 @@ class Verdict:
         for c in differ:
             out.append(f"{c.condition} differs from {self.reference} by {100 * c.difference:+.1f} points "
                        f"({c.test}, Holm-corrected p = {c.p_holm:.3g}).")
+        few = min(n for _, _, n in self.ranking)
+        if few < MIN_SEEDS:
+            out.append(f"Caution: with {few} seed{'s' * (few != 1)} per condition these tests see the noise of the "
+                       "evaluation games only, not the spread between training runs of one condition (seeds), "
+                       f"which is often larger: a difference here is a lead to check with {MIN_SEEDS}+ "
+                       "seeds (`seed=0,1,2`), not yet a finding.")
         return out
 
 
