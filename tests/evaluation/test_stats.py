@@ -60,3 +60,11 @@ def test_entropy_is_one_for_uniform_and_zero_for_one_outcome() -> None:
     assert normalised_entropy([5, 5, 5]) == pytest.approx(1.0)
     assert normalised_entropy([9, 0, 0]) == 0.0
     assert 0 < normalised_entropy([8, 1, 1]) < 1
+
+
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=10))
+def test_a_rate_s_interval_stays_within_zero_and_one_and_is_the_t_interval_clipped(values: list[float]) -> None:
+    mean, lo, hi = mean_interval(values, (0.0, 1.0))
+    _, tlo, thi = mean_interval(values)
+    assert 0.0 <= lo <= mean <= hi <= 1.0
+    assert (lo, hi) == (max(tlo, 0.0), min(thi, 1.0))

@@ -63,8 +63,10 @@ def normalised_entropy(counts: list[int]) -> float:
     return h / math.log(len(counts))
 
 
-def mean_interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95 % Student-t interval over seeds; (mean, mean, mean) for a single value."""
+def mean_interval(values: list[float], bounds: tuple[float, float] | None = None) -> tuple[float, float, float]:
+    """Mean and 95 % Student-t interval over seeds; (mean, mean, mean) for a single value.
+    `bounds`: the values' range (0-1 for a rate), to which the interval is clipped: three seeds
+    of a rate near 90 % give a t interval past 100 %, which no rate can reach."""
     n = len(values)
     if n == 0:
         return math.nan, math.nan, math.nan
@@ -75,4 +77,7 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
     from scipy.stats import t as student_t
 
     half = float(student_t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return mean, lo, hi

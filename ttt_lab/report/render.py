@@ -68,7 +68,7 @@ def results_rows(study: Study) -> list[dict]:
     for cond, trials in study.conditions().items():
         row = {"condition": cond, "seeds": len(trials)}
         for m in FINAL_METRICS:
-            row[m] = mean_interval(values(trials, m))
+            row[m] = mean_interval(values(trials, m), (0.0, 1.0) if m.endswith("_rate") else None)
         ranked = sorted((t for t in trials if key in t.metrics), key=lambda t: t.metrics[key])
         row["best"] = f"seed {ranked[-1].seed} ({pct(ranked[-1].metrics[key])})" if ranked else "-"
         row["worst"] = f"seed {ranked[0].seed} ({pct(ranked[0].metrics[key])})" if ranked else "-"
