@@ -288,16 +288,25 @@ def ui(
     overrides: Overrides = None,
     port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 5000,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    optuna: Annotated[str | None, typer.Option("--optuna", help="Serve optuna-dashboard for this study instead "
+                                               "(its trials, parameters, importances).", show_default=False)] = None,
+    storage: Annotated[str | None, typer.Option(help="With --optuna: the Optuna storage URL (default: "
+                                                "$TTT_LAB_OPTUNA_STORAGE or runs/optuna.db).",
+                                                show_default=False)] = None,
 ) -> None:
-    """Serve the MLflow UI on the project's tracking store; Ctrl-C stops it.
+    """Serve the MLflow UI on the project's tracking store (or, with --optuna, the Optuna dashboard
+    of a study); Ctrl-C stops it.
 
-    Example: `ttt-lab ui --port 5001`
+    Example: `ttt-lab ui --port 5001`, `ttt-lab ui --optuna batch_size --port 8080`
     """
 
     def body() -> None:
-        from ttt_lab.commands.ui import serve
+        from ttt_lab.commands.ui import serve, serve_optuna
 
-        serve(overrides or [], host, port, _console())
+        if optuna is not None:
+            serve_optuna(optuna, storage, overrides or [], host, port, _console())
+        else:
+            serve(overrides or [], host, port, _console())
 
     _run(body)
 

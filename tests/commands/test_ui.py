@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 from tests import forked_cli
-from tests.conftest import cli, free_port
+from tests.conftest import cli, free_port, start
 
 
 def mlflow_server_pids(port: int) -> list[int]:
@@ -69,3 +69,44 @@ def test_ui_refuses_a_port_in_use(home: Path) -> None:
         out = cli("ui", "--port", str(port), check=False)
     assert out.returncode == 2
     assert "already in use" in out.stderr and f"--port {port + 1}" in out.stderr
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_optuna_dashboard_serves_a_study_and_stops_cleanly(home: Path) -> None:
+    import optuna
+
+    storage = f"sqlite:///{home}/optuna.db"
+    study = optuna.create_study(study_name="dash-check", storage=storage, direction="maximize")
+    study.optimize(lambda t: t.suggest_float("lr", 0.0, 1.0), n_trials=3)
+    port = free_port()
+    lines = start("ui", "--optuna", "dash-check", "--port", str(port), start_new_session=True)
+    try:
+        lines.wait_for("Optuna dashboard ready at", deadline_s=120)
+        assert f"http://127.0.0.1:{port}/dashboard/studies/" in lines.text
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=10) as r:
+            studies = json.load(r)["study_summaries"]
+        assert [(s["study_name"], s["directions"]) for s in studies] == [("dash-check", ["maximize"])]
+        sid = studies[0]["study_id"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies/{sid}", timeout=10) as r:
+            trials = json.load(r)["trials"]
+        assert sorted(t["params"][0]["param_internal_value"] for t in trials) == sorted(
+            t.params["lr"] for t in study.trials)
+    finally:
+        os.kill(lines.proc.pid, signal.SIGINT)
+    assert lines.finish(deadline_s=60) == 0, lines.text
+    deadline = time.monotonic() + 20
+    while _listening(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _listening(port)  # the dashboard's process went with the command
+
+
+def test_the_optuna_dashboard_of_an_unknown_study_names_the_known_ones(home: Path) -> None:
+    import optuna
+
+    optuna.create_study(study_name="known-one", storage=f"sqlite:///{home}/optuna.db")
+    out = cli("ui", "--optuna", "nope", check=False)
+    assert out.returncode == 2 and "no study 'nope'" in out.stderr and "known-one" in out.stderr

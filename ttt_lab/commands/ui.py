@@ -35,7 +35,7 @@ def port_free(host: str, port: int) -> bool:
 
 def _ready(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url + "/health", timeout=1) as r:
+        with urllib.request.urlopen(url, timeout=1) as r:
             return r.status == 200
     except OSError:
         return False
@@ -65,47 +65,86 @@ def _interrupt(*_) -> None:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
+def _prepare(host: str, port: int, console: Console, what: str) -> None:
     # Ctrl-C and SIGTERM stop the server, even when started from a background job that ignores SIGINT.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
-    cfg = load(overrides).cfg
-    if not cfg.tracking.uri.startswith("sqlite:///"):
-        raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
     if not port_free(host, port):
         raise UiError(f"port {port} on {host} is already in use. Stop what uses it or pick another: "
                       f"`ttt-lab ui --port {port + 1}`.")
+    if host not in LOOPBACK:
+        console.print(f"[yellow]warning:[/] --host {host} serves {what} to anyone who can reach this machine on "
+                      f"port {port}, with no login. Use --host 127.0.0.1 (the default) and an SSH tunnel unless "
+                      "that is what you want.", highlight=False)
+
+
+def _run_server(name: str, cmd: list[str], env: dict[str, str], ready_url: str, url: str, log_path: Path,
+                console: Console) -> None:
+    """Start `cmd` in its own process group with its output in `log_path`, wait until `ready_url`
+    answers, then until Ctrl-C; stop the whole group."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("a")  # not a pipe: a server logs a line per request and would block on a full one
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not _ready(ready_url):
+            if proc.poll() is not None:
+                err = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                raise UiError(f"the {name} exited during start-up: {' '.join(err)} (log: {log_path})")
+            if time.monotonic() > deadline:
+                raise UiError(f"the {name} did not answer within 90 s; try again with --debug.")
+            time.sleep(0.2)
+        console.print(f"{name} ready at [bold]{url}[/]; Ctrl-C to stop (server log: {log_path}).", highlight=False)
+        proc.wait()
+    except KeyboardInterrupt:
+        console.print(f"stopping the {name}...")
+    finally:
+        stop(proc)
+        log.close()
+
+
+def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
+    cfg = load(overrides).cfg
+    if not cfg.tracking.uri.startswith("sqlite:///"):
+        raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
+    _prepare(host, port, console, f"every run, parameter, metric and artifact of {cfg.tracking.uri}")
     from ttt_lab.tracking.store import open_store
 
     open_store(cfg.tracking.uri, cfg.tracking.artifacts)  # creates and migrates the store if new
     artifacts = Path(cfg.tracking.artifacts).resolve()
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
            "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
-    env = os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     url = f"http://{host}:{port}"
-    if host not in LOOPBACK:
-        console.print(f"[yellow]warning:[/] --host {host} serves every run, parameter, metric and artifact of "
-                      f"{cfg.tracking.uri} to anyone who can reach this machine on port {port}, with no login. "
-                      "Use --host 127.0.0.1 (the default) and an SSH tunnel unless that is what you want.",
-                      highlight=False)
     console.print(f"starting the MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri})...", highlight=False)
-    log_path = Path(cfg.home) / "ui" / "mlflow-server.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("a")  # not a pipe: the server logs a line per request and would block on a full one
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while not _ready(url):
-            if proc.poll() is not None:
-                err = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-                raise UiError(f"the MLflow server exited during start-up: {' '.join(err)} (log: {log_path})")
-            if time.monotonic() > deadline:
-                raise UiError("the MLflow server did not answer within 90 s; try again with --debug.")
-            time.sleep(0.2)
-        console.print(f"MLflow UI ready at [bold]{url}[/]; Ctrl-C to stop (server log: {log_path}).", highlight=False)
-        proc.wait()
-    except KeyboardInterrupt:
-        console.print("stopping the MLflow UI...")
-    finally:
-        stop(proc)
-        log.close()
+    _run_server("MLflow UI", cmd, os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, url + "/health",
+                url, Path(cfg.home) / "ui" / "mlflow-server.log", console)
+
+
+DASHBOARD = ("import os, optuna_dashboard; optuna_dashboard.run_server(os.environ.pop('TTT_LAB_DASHBOARD_STORAGE'), "
+             "host=os.environ['TTT_LAB_DASHBOARD_HOST'], port=int(os.environ['TTT_LAB_DASHBOARD_PORT']))")
+"""The dashboard gets its storage URL through its environment, not its command line (which any
+user of the machine can read with `ps`): a PostgreSQL URL carries a password."""
+
+
+def serve_optuna(study: str, storage: str | None, overrides: list[str], host: str, port: int,
+                 console: Console) -> None:
+    """optuna-dashboard on the study's storage, opened at the study's page."""
+    from ttt_lab.redact import redact
+    from ttt_lab.studies.storage import open_storage, storage_url
+
+    cfg = load(overrides).cfg
+    url = storage_url(storage, cfg.home)
+    opened = open_storage(url)
+    names = sorted(s.study_name for s in opened.get_all_studies())
+    if study not in names:
+        known = ", ".join(names) or "none yet"
+        raise UiError(f"no study {study!r} in the Optuna storage {redact(url)} (studies there: {known}). Give the "
+                      "name `ttt-lab sweep` printed, or --storage for another storage.")
+    _prepare(host, port, console, f"every study, trial and parameter in {redact(url)}")
+    env = os.environ | {"TTT_LAB_DASHBOARD_STORAGE": url, "TTT_LAB_DASHBOARD_HOST": host,
+                        "TTT_LAB_DASHBOARD_PORT": str(port)}
+    base = f"http://{host}:{port}"
+    page = f"{base}/dashboard/studies/{opened.get_study_id_from_name(study)}"
+    console.print(f"starting the Optuna dashboard for {study!r} (storage {redact(url)})...", highlight=False)
+    _run_server("Optuna dashboard", [sys.executable, "-c", DASHBOARD], env, base + "/api/meta", page,
+                Path(cfg.home) / "ui" / "optuna-dashboard.log", console)
