@@ -28,7 +28,7 @@ test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded; TES
 test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
 
-run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (8-16 min on 2 cores)
+run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (~9 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
 bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
