@@ -39,3 +39,11 @@ def test_no_study_and_no_finished_trial_are_clear_errors(store) -> None:
     make_study(store, [{}], ["FAIL"])
     with pytest.raises(ReportError, match="no finished trial"):
         collect(store, "s")
+
+
+def test_conditions_are_listed_with_numbers_in_numeric_order() -> None:
+    from ttt_lab.report.collect import natural_key
+
+    labels = ["batch_size=512", "batch_size=64", "batch_size=128 lr=1e-4", "batch_size=128 lr=0.5"]
+    assert sorted(labels, key=natural_key) == ["batch_size=64", "batch_size=128 lr=0.5", "batch_size=128 lr=1e-4",
+                                               "batch_size=512"]

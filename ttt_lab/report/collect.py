@@ -63,10 +63,18 @@ class Study:
 
     def conditions(self) -> dict[str, list[Trial]]:
         out: dict[str, list[Trial]] = {}
-        for t in sorted(self.trials, key=lambda t: (t.condition, t.seed)):
+        for t in sorted(self.trials, key=lambda t: (natural_key(t.condition), t.seed)):
             if t.finished:
                 out.setdefault(t.condition, []).append(t)
         return out
+
+
+def natural_key(text: str) -> list:
+    """Numbers compare as numbers: batch_size=64 before batch_size=128."""
+    import re
+
+    return [(0, float(part), "") if re.fullmatch(r"\d+(\.\d+)?", part) else (1, 0.0, part)
+            for part in re.split(r"(\d+(?:\.\d+)?)", text) if part]
 
 
 def condition_of(overrides: list[str]) -> str:

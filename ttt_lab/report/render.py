@@ -17,7 +17,7 @@ from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
 from ttt_lab.report import figures
-from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, spec_of, values
+from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, natural_key, spec_of, values
 from ttt_lab.report.stability import Flag, flags, phase_starts, rules_text
 from ttt_lab.tracking import keys
 
@@ -256,8 +256,9 @@ def policy_section(study: Study) -> Section:
                 "audit.policy.in_studies=false, or before trials audited themselves): `ttt-lab audit policy "
                 "player=hf model.path=CHECKPOINT` (each trial run's `ttt.checkpoint` tag) adds one here.")
         return Section("Policies", [Heading("Final policies"), Para(text)])
+    ordered = sorted(per_condition.items(), key=lambda cv: natural_key(cv[0]))
     summary = [[c, f"{sum(s == 'FAIL' for s, _, _ in v)} of {len(v)}", f"{100 * fmean(g for _, g, _ in v):+.1f}",
-                pct(fmean(f for _, _, f in v))] for c, v in sorted(per_condition.items())]
+                pct(fmean(f for _, _, f in v))] for c, v in ordered]
     blocks = [Heading("Final policies (memorisation probe)"),
               Table(["condition", "memorisation FAIL", "gap, mean (points)", "fork allowed, mean (%)"], summary),
               Table(["condition", "seed", "status", "memorisation gap", "detail", "fork allowed"], rows)]
