@@ -29,8 +29,9 @@ def redact(text: str) -> str:
     """`text` with every URL password, secret query parameter and hidden value replaced by ***."""
     if not isinstance(text, str):
         return text
-    for value in sorted(_VALUES, key=len, reverse=True):
-        text = text.replace(value, HIDDEN)
+    if _VALUES:  # most processes read nothing from the environment: this stays one check per call
+        for value in sorted(_VALUES, key=len, reverse=True):
+            text = text.replace(value, HIDDEN)
     if "://" not in text and "=" not in text:
         return text
     text = _USERINFO.sub(lambda m: m.group("head") + HIDDEN + "@", text)

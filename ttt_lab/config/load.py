@@ -42,8 +42,8 @@ class Loaded:
 
     @property
     def logged_tree(self) -> dict[str, Any]:
-        """`tree` as it may leave the process: values read from the environment are ***, and
-        every string is redacted (URL passwords, secret query parameters)."""
+        """`tree` as it may leave the process: values read from the environment are ***. (URL
+        passwords are the writers' job: every MLflow call and console line goes through `redact`.)"""
         return _hide(self.tree, self.from_env)
 
 
@@ -165,15 +165,15 @@ def _hide_values(tree: dict[str, Any], from_env: frozenset[str]) -> None:
 
 
 def _hide(tree: Any, from_env: frozenset[str], prefix: str = "") -> Any:
-    from ttt_lab.redact import HIDDEN, redact
+    from ttt_lab.redact import HIDDEN
 
+    if not from_env:
+        return tree
     if isinstance(tree, dict):
         return {k: _hide(v, from_env, f"{prefix}.{k}" if prefix else str(k)) for k, v in tree.items()}
     if isinstance(tree, list):
         return [_hide(v, from_env, f"{prefix}.{i}") for i, v in enumerate(tree)]
-    if prefix in from_env and tree not in (None, ""):
-        return HIDDEN
-    return redact(tree) if isinstance(tree, str) else tree
+    return HIDDEN if prefix in from_env and tree not in (None, "") else tree
 
 
 def _is_short(override: str) -> bool:
