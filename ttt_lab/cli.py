@@ -172,6 +172,13 @@ def sweep_(
     trial_timeout: Annotated[float | None, typer.Option("--trial-timeout", min=1.0, help="Seconds a trial may run; "
                                                         "a worker past it (hung, stopped) is killed, its trial "
                                                         "failed and run again by a fresh worker.")] = None,
+    launcher: Annotated[str | None, typer.Option("--launcher", help="`slurm`: the workers as a SLURM job array "
+                                                 "(submitit), set by launcher.* overrides (launcher.partition=gpu "
+                                                 "launcher.time_min=120 …; launcher.cluster=local tries it here).")
+                        ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="With --launcher: follow the jobs until they end.")] = False,
+    status: Annotated[bool, typer.Option("--status", help="Show the study's trials and its launcher jobs; run "
+                                         "nothing.")] = False,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -182,7 +189,8 @@ def sweep_(
     def body() -> int:
         from ttt_lab.commands.sweep import sweep
 
-        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout)
+        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout,
+                     launcher, wait, status)
 
     code = _run(body)
     if code:

@@ -2,32 +2,70 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from rich.console import Console
 
 from ttt_lab.studies.runner import run_study
-from ttt_lab.studies.spec import from_args, from_file
+from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
+
+LAUNCHERS = ("slurm",)
 
 
 def is_study_file(arg: str) -> bool:
     return arg.endswith((".yaml", ".yml")) and "=" not in arg
 
 
-def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int | None = None,
-          storage: str | None = None, max_failures: int | None = None, name: str | None = None,
-          trials: int | None = None, trial_timeout: float | None = None) -> int:
-    from ttt_lab.tracking.provenance import command_line
+def is_launcher_setting(arg: str) -> bool:
+    return arg.lstrip("+~").startswith("launcher.")
 
+
+def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:
     if args and is_study_file(args[0]):
         path = Path(args[0])
         if not path.is_file():
-            from ttt_lab.studies.spec import StudyError
-
             known = sorted(p.name for p in Path("sweeps").glob("*.yaml")) if Path("sweeps").is_dir() else []
             raise StudyError(f"no study file {path}. Named studies: {', '.join(known) or '(none here)'}.")
-        spec = from_file(path, args[1:], name, trials)
-    else:
-        spec = from_args(args, name, trials)
-    outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout)
+        return from_file(path, args[1:], name, trials)
+    return from_args(args, name, trials)
+
+
+def _launch(spec: StudySpec, settings: list[str], launcher: str | None, wait: bool, status: bool):
+    """The launcher request (None: workers on this machine), from --launcher and launcher.* overrides."""
+    from ttt_lab.config.load import load
+    from ttt_lab.studies.launcher import LaunchRequest
+
+    if launcher is None:
+        if settings and not status:
+            raise StudyError(f"launcher settings ({' '.join(settings)}) were given without --launcher: add "
+                             "--launcher slurm (with launcher.cluster=local to try it on this machine), or drop them.")
+        if wait:
+            raise StudyError("--wait follows launcher jobs: add --launcher slurm, or drop --wait (a sweep without a "
+                             "launcher always waits for its workers).")
+    elif launcher not in LAUNCHERS:
+        raise StudyError(f"--launcher {launcher!r} is not one of {', '.join(LAUNCHERS)} (without --launcher the "
+                         "workers run on this machine).")
+    return LaunchRequest(load([*spec.overrides, *settings]).cfg.launcher, wait)
+
+
+def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int | None = None,
+          storage: str | None = None, max_failures: int | None = None, name: str | None = None,
+          trials: int | None = None, trial_timeout: float | None = None, launcher: str | None = None,
+          wait: bool = False, status: bool = False) -> int:
+    from ttt_lab.tracking.provenance import command_line
+
+    settings = [a for a in args if is_launcher_setting(a)]
+    spec = _spec([a for a in args if not is_launcher_setting(a)], name, trials)
+    file_settings = [o for o in spec.overrides if is_launcher_setting(o)]
+    if file_settings:  # a study file's overrides: where it runs, not what it is
+        spec = dataclasses.replace(spec, overrides=[o for o in spec.overrides if not is_launcher_setting(o)])
+        settings = [*file_settings, *settings]
+    launch = _launch(spec, settings, launcher, wait, status)
+    if status:
+        from ttt_lab.studies.launcher import show_status
+
+        return show_status(spec, storage, launch.launcher, console)
+    outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout,
+                        launch if launcher else None)
     return 1 if outcome.failed or outcome.unfinished else 0

@@ -48,3 +48,50 @@ def requeue_failed(study) -> int:
 
 def count(study, *states: TrialState) -> int:
     return len(study.get_trials(deepcopy=False, states=states))
+
+
+GRID_ATTRS = ("overrides", "config_hash", "grid_index", "grid_params")
+
+
+def _attempts(trials, t) -> int:
+    h = t.user_attrs.get("config_hash")
+    if h is not None:
+        return sum(x.user_attrs.get("config_hash") == h for x in trials)
+    n, seen = 1, t
+    while seen.user_attrs.get("retry_of") is not None:
+        seen, n = trials[seen.user_attrs["retry_of"]], n + 1
+    return n
+
+
+def requeue_trials(study, numbers: list[int], max_attempts: int) -> list[int]:
+    """Queue again the trials whose worker died (a grid point by its recorded overrides, a
+    search trial by its parameters), each at most `max_attempts` times in all, none already
+    done, running or queued; the numbers queued again."""
+    trials = study.get_trials(deepcopy=False)
+    by_hash = states_by_hash(study)
+    retried = {t.user_attrs.get("retry_of") for t in trials}
+    out = []
+    for n in numbers:
+        t = trials[n]
+        if t.state != TrialState.FAIL or _attempts(trials, t) >= max_attempts:
+            continue
+        h = t.user_attrs.get("config_hash")
+        if h is not None and "grid_params" in t.user_attrs:
+            if by_hash.get(h, set()) & set(SETTLED):
+                continue
+            study.enqueue_trial(t.user_attrs["grid_params"], user_attrs={k: t.user_attrs[k] for k in GRID_ATTRS})
+            by_hash.setdefault(h, set()).add(TrialState.WAITING)
+        elif t.params and n not in retried:
+            study.enqueue_trial(t.params, user_attrs={"retry_of": n})
+        else:
+            continue
+        out.append(n)
+    return out
+
+
+def retried(trials, t) -> bool:
+    """Whether a later attempt of this trial's point (grid) or parameters (search) exists."""
+    h = t.user_attrs.get("config_hash")
+    if h is not None and "grid_params" in t.user_attrs:
+        return any(x.number > t.number and x.user_attrs.get("config_hash") == h for x in trials)
+    return any(x.user_attrs.get("retry_of") == t.number for x in trials)

@@ -9,6 +9,7 @@ steps live in their own modules: `recovery` (dead workers' trials), `enqueue`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
@@ -48,7 +49,7 @@ def _open(plan: Plan, given_storage: str | None, tracking: bool = True):
     return storage, open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
 
 
-def _dry_run(plan: Plan, storage, console: Console) -> StudyOutcome:
+def _dry_run(plan: Plan, storage, console: Console, launch=None, workers: int | None = None) -> StudyOutcome:
     import optuna
 
     if plan.spec.kind != "grid":
@@ -59,6 +60,13 @@ def _dry_run(plan: Plan, storage, console: Console) -> StudyOutcome:
         except KeyError:
             states = {}
         console.print(plan_table(plan, states))
+    if launch is not None and launch.launcher.cluster == "slurm":
+        from ttt_lab.studies.launcher import sbatch_script
+
+        la = launch.launcher
+        console.print("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
+                                                                          or plan.spec.workers), highlight=False,
+                      markup=False)
     return StudyOutcome(plan.spec.name, None)
 
 
@@ -89,22 +97,54 @@ def _unfinished(study, spec: StudySpec) -> int:
     return max(0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
 
 
+def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None,
+            console: Console) -> Tally | None:
+    """The workers as scheduler jobs; the tally when waiting for them, None when not."""
+    from ttt_lab.names import under
+    from ttt_lab.studies import launcher
+    from ttt_lab.studies.worker import WorkerJob
+
+    cfg, la = plan.base.cfg, launch.launcher
+    n = max(1, min(la.workers or workers, todo))
+    log_dir = under(cfg.home, "studies", plan.spec.name)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    base = WorkerJob(plan.spec, url, parent, cfg.tracking.uri, cfg.tracking.artifacts, str(Path(cfg.home).resolve()),
+                     0, 1, str(log_dir), max_failures, plan.distributions)
+    workers_ = launcher.worker_jobs(base, la, n)
+    jobs = launcher.submit(workers_, la, console)
+    if not launch.wait:
+        console.print(f"the workers run on their own: trial logs in {log_dir}; the last one closes the parent run. "
+                      "Add --status to the same command to see the trials and jobs, --wait to follow them.",
+                      highlight=False)
+        return None
+    return launcher.follow(jobs, workers_[0], la, todo, console)
+
+
 def run_study(spec: StudySpec, console: Console, workers: int | None = None, storage: str | None = None,
               max_failures: int | None = None, dry_run: bool = False, command: str = "",
-              trial_timeout: float | None = None) -> StudyOutcome:
+              trial_timeout: float | None = None, launch=None) -> StudyOutcome:
     from optuna.trial import TrialState
 
     plan = make_plan(spec)
+    url = storage_url(storage, plan.base.cfg.home)
+    if launch is not None and not dry_run:
+        from ttt_lab.studies.launcher import check_launch
+
+        check_launch(launch.launcher, url, plan.base.cfg.tracking.uri)
     optuna_storage, store = _open(plan, storage, tracking=not dry_run)
     if dry_run:
-        return _dry_run(plan, optuna_storage, console)
+        return _dry_run(plan, optuna_storage, console, launch, workers)
     study = create_or_load(optuna_storage, spec, plan.distributions)
-    url = storage_url(storage, plan.base.cfg.home)
     parent = _prepare(study, optuna_storage, store, plan, url, command, console)
     waiting = count(study, TrialState.WAITING)
     todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - count(study, *SETTLED)) + waiting
     tally = Tally()
-    if todo:
+    if todo and launch is not None:
+        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures, console)
+        if launched is None:
+            return StudyOutcome(spec.name, parent)
+        tally = launched
+    elif todo:
         pool = WorkerPool(plan, optuna_storage, store, parent, url, console, max_failures, trial_timeout)
         tally = pool.run(workers or spec.workers, todo)
     else:

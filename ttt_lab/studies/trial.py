@@ -96,6 +96,10 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
             out.run.log_text(traceback.format_exc(), "error.txt")
     finally:
         beat.stop()
+    if storage.get_trial(trial_id(trial)).state.is_finished():
+        # failed from outside (its job was preempted: `launcher.ArrayWorker.checkpoint`), its run closed there
+        out.result = TrialResult(trial.number, "FAIL", None, time.perf_counter() - start, "failed from outside")
+        return
     if state == "COMPLETE":
         study.tell(trial, out.values)
     else:

@@ -26,6 +26,12 @@ class WorkerJob:
     log_dir: str
     max_failures: int | None = None
     distributions: dict[str, Any] | None = None
+    requeue_dead: int = 0
+    """Attempts a trial gets when its worker dies (0: none here; `ttt-lab sweep` queues it again on
+    its next call). Workers without a watching parent (a job array) queue dead workers' trials
+    again themselves."""
+    job_id: str = ""
+    """The scheduler's id of this worker (a SLURM array task), recorded on each trial it runs."""
 
 
 def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
@@ -68,6 +74,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
 
     from ttt_lab.redact import RedactedStream
     from ttt_lab.studies import storage as st
+    from ttt_lab.studies.enqueue import requeue_trials
     from ttt_lab.studies.identity import host_identity
     from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.recovery import recover
@@ -80,11 +87,15 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
         with study_mutex(storage, job.storage_url, job.spec.name):  # recover, count, ask, mark: one step
-            recover(study, storage, store)  # stale trials fail here too, as in Optuna's own optimize loop
+            dead = recover(study, storage, store)  # stale trials fail here too, as in Optuna's own optimize loop
+            if dead and job.requeue_dead:
+                requeue_trials(study, dead, job.requeue_dead)
             trial = claim(job.spec, study, job.distributions)
             if trial is not None:  # a worker that dies from here on leaves a trial recovery can see
                 trial.set_user_attr("host", host_identity())
                 trial.set_user_attr("pid", os.getpid())
+                if job.job_id:
+                    trial.set_user_attr("job", job.job_id)
                 storage.record_heartbeat(st.trial_id(trial))
         if trial is None:
             break

@@ -1,0 +1,119 @@
+"""`ttt-lab sweep --launcher slurm` on submitit's local executor (`launcher.cluster=local`):
+real worker processes started by submitit, the same task code a SLURM array runs."""
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli, start
+from tests.studies.helpers import check_each_point_once, split_runs, study
+from ttt_lab.studies.spec import from_args
+
+LOCAL = ["--launcher", "slurm", "launcher.cluster=local", "launcher.poll_s=0.5", "--workers", "2", "--wait"]
+
+
+def _storage(home: Path) -> str:
+    return f"sqlite:///{home}/optuna.db"
+
+
+def test_a_grid_runs_to_completion_on_two_local_workers(home: Path) -> None:
+    args = ["experiment=smoke", "batch_size=8,16,24,32"]
+    name = from_args(args).name
+    out = cli("sweep", *args, *LOCAL)
+    assert "submitted 2 worker(s) to local" in out.stdout, out.stdout
+    check_each_point_once(home, _storage(home), name, 4)
+    jobs = json.loads((home / "launcher" / name / "jobs.json").read_text())
+    assert len(jobs) == 2 and {j["cluster"] for j in jobs} == {"local"}
+    ran_on = {t.user_attrs["job"] for t in study(_storage(home), name).get_trials(deepcopy=False)}
+    assert ran_on <= {j["job_id"] for j in jobs} and ran_on
+    (parent,), _ = split_runs(home, name)
+    assert parent.info.status == "FINISHED"
+
+    status = cli("sweep", *args, "--status", "launcher.cluster=local")
+    assert "4 complete" in status.stdout and status.stdout.count("FINISHED") == 2, status.stdout
+
+
+def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
+    end = time.monotonic() + 240
+    while time.monotonic() < end:
+        assert proc.proc.poll() is None, proc.text
+        try:
+            trials = study(_storage(home), name).get_trials(deepcopy=False)
+        except KeyError:
+            trials = []
+        t = trials[number] if len(trials) > number else None
+        if t is not None and t.state.name == "RUNNING" and "mlflow_run_id" in t.user_attrs:
+            return t.user_attrs["pid"]
+        time.sleep(0.2)
+    raise AssertionError(f"trial {number} never ran:\n{proc.text}")
+
+
+@pytest.mark.parametrize("how", ["killed", "preempted"])
+def test_a_worker_stopped_mid_trial_has_its_trial_failed_and_run_again(home: Path, how: str) -> None:
+    """SIGKILL: the task dies, the other worker (or a fresh one) re-runs its trial. SIGUSR2 (what
+    SLURM sends before a time limit or preemption): submitit's checkpoint fails and queues the
+    trial, and the task is requeued and goes on."""
+    args = ["experiment=smoke", "steps=8,1,2,3", "batch_size=16"]
+    name = from_args(args).name
+    proc = start("sweep", *args, *LOCAL)
+    pid = _pid_of_running_trial(home, name, 0, proc)
+    os.kill(pid, signal.SIGKILL if how == "killed" else signal.SIGUSR2)
+    assert proc.finish() == 0, proc.text
+    trials = study(_storage(home), name).get_trials(deepcopy=False)
+    assert trials[0].state.name == "FAIL"
+    why = trials[0].user_attrs["error"]
+    assert ("time limit or was preempted" in why) if how == "preempted" else ("died" in why or "ended" in why), why
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    assert len(complete) == 4 and len({t.user_attrs["config_hash"] for t in complete}) == 4
+    assert [t.state.name for t in trials].count("FAIL") == 1
+    _, children = split_runs(home, name)
+    by_id = {r.info.run_id: r for r in children}
+    assert by_id[trials[0].user_attrs["mlflow_run_id"]].info.status == "FAILED"
+    assert sum(r.info.status == "FINISHED" for r in children) == 4
+    if how == "preempted":
+        job = trials[0].user_attrs["job"]
+        log = next((home / "launcher" / name).rglob(f"{job}_0_log.out")).read_text()
+        assert f"Requeued job {job}" in log and log.count(f"Starting with JobEnvironment(job_id={job},") == 2, log
+
+
+def test_the_sbatch_script_carries_the_launcher_settings() -> None:
+    from ttt_lab.config.load import load
+    from ttt_lab.studies.launcher import sbatch_script
+
+    la = load(["launcher.partition=gpu", "launcher.time_min=90", "launcher.cpus_per_worker=6",
+               "launcher.gpus_per_worker=1", "launcher.mem_gb=32", "launcher.max_parallel=2",
+               "+launcher.sbatch.account=lab", "+launcher.sbatch.qos=high",
+               "launcher.setup=[source .venv/bin/activate]"]).cfg.launcher
+    script = sbatch_script(la, "bs", 4)
+    for line in ("#SBATCH --partition=gpu", "#SBATCH --time=90", "#SBATCH --cpus-per-task=6",
+                 "#SBATCH --gpus-per-node=1", "#SBATCH --mem=32GB", "#SBATCH --array=0-3%2",
+                 "#SBATCH --account=lab", "#SBATCH --qos=high", "#SBATCH --job-name=ttt-lab-bs",
+                 "source .venv/bin/activate", "-m submitit.core._submit"):
+        assert line in script, (line, script)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--launcher", "slurm"], "SQLite file"),
+    (["--launcher", "slurm", "--storage", "postgresql://u:p@127.0.0.1:9/db"], "tracking store every node reaches"),
+    (["--launcher", "slurm", "launcher.partiton=gpu"], "launcher.partiton"),
+    (["--launcher", "pbs"], "not one of slurm"),
+    (["launcher.cluster=local"], "without --launcher"),
+    (["--wait"], "--wait follows launcher jobs"),
+    (["--launcher", "slurm", "launcher.cluster=local", "launcher.time_min=0"], "launcher.time_min"),
+])
+def test_bad_launches_fail_before_anything_is_submitted(home: Path, args: list[str], message: str) -> None:
+    out = cli("sweep", "experiment=smoke", "batch_size=8,16", *args, check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in " ".join(out.stderr.split()), out.stderr
+    assert not (home / "launcher").exists()
+
+
+def test_without_sbatch_the_slurm_launcher_says_where_to_run(home: Path, tmp_path: Path) -> None:
+    tracking = ["tracking.uri=http://127.0.0.1:9", "--storage", "postgresql://u:p@127.0.0.1:9/db"]
+    out = cli("sweep", "experiment=smoke", "batch_size=8,16", "--launcher", "slurm", *tracking, check=False,
+              env={**os.environ, "PATH": str(tmp_path)})
+    assert out.returncode == 2 and "no `sbatch`/`srun`" in " ".join(out.stderr.split()), out.stderr
