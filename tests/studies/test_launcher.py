@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli, start
-from tests.studies.helpers import check_each_point_once, split_runs, study
+from tests.studies.helpers import split_runs, study
 from ttt_lab.studies.spec import from_args
 
 LOCAL = ["--launcher", "slurm", "launcher.cluster=local", "launcher.poll_s=0.5", "--workers", "2", "--wait"]
@@ -20,27 +20,10 @@ def _storage(home: Path) -> str:
     return f"sqlite:///{home}/optuna.db"
 
 
-def test_a_grid_runs_to_completion_on_two_local_workers(home: Path) -> None:
-    args = ["experiment=smoke", "batch_size=8,16,24,32"]
-    name = from_args(args).name
-    out = cli("sweep", *args, *LOCAL)
-    assert "submitted 2 worker(s) to local" in out.stdout, out.stdout
-    check_each_point_once(home, _storage(home), name, 4)
-    jobs = json.loads((home / "launcher" / name / "jobs.json").read_text())
-    assert len(jobs) == 2 and {j["cluster"] for j in jobs} == {"local"}
-    ran_on = {t.user_attrs["job"] for t in study(_storage(home), name).get_trials(deepcopy=False)}
-    assert ran_on <= {j["job_id"] for j in jobs} and ran_on
-    (parent,), _ = split_runs(home, name)
-    assert parent.info.status == "FINISHED"
-
-    status = cli("sweep", *args, "--status", "launcher.cluster=local")
-    assert "4 complete" in status.stdout and status.stdout.count("FINISHED") == 2, status.stdout
-
-
 def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
     end = time.monotonic() + 240
     while time.monotonic() < end:
-        assert proc.proc.poll() is None, proc.text
+        assert proc.proc.poll() is None, proc.finish() and proc.text
         try:
             trials = study(_storage(home), name).get_trials(deepcopy=False)
         except KeyError:
@@ -52,32 +35,40 @@ def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
     raise AssertionError(f"trial {number} never ran:\n{proc.text}")
 
 
-@pytest.mark.parametrize("how", ["killed", "preempted"])
-def test_a_worker_stopped_mid_trial_has_its_trial_failed_and_run_again(home: Path, how: str) -> None:
-    """SIGKILL: the task dies, the other worker (or a fresh one) re-runs its trial. SIGUSR2 (what
-    SLURM sends before a time limit or preemption): submitit's checkpoint fails and queues the
-    trial, and the task is requeued and goes on."""
-    args = ["experiment=smoke", "steps=8,1,2,3", "batch_size=16"]
+def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(home: Path) -> None:
+    """A 4-point grid on 2 submitit workers. Trial 0's worker gets SIGUSR2 (what SLURM sends
+    before a time limit or a preemption): submitit's checkpoint fails and queues the trial, and
+    the task is requeued and goes on. Trial 1's worker is SIGKILLed: the trial is failed and run
+    again by the other worker (or a fresh one). Every point ends COMPLETE once, and the sweep
+    exits 0: each failed attempt was run again."""
+    args = ["experiment=smoke", "steps=8,9,1,2", "batch_size=16"]
     name = from_args(args).name
     proc = start("sweep", *args, *LOCAL)
-    pid = _pid_of_running_trial(home, name, 0, proc)
-    os.kill(pid, signal.SIGKILL if how == "killed" else signal.SIGUSR2)
+    os.kill(_pid_of_running_trial(home, name, 0, proc), signal.SIGUSR2)
+    os.kill(_pid_of_running_trial(home, name, 1, proc), signal.SIGKILL)
     assert proc.finish() == 0, proc.text
+    assert "submitted 2 worker(s) to local" in proc.text, proc.text
+
     trials = study(_storage(home), name).get_trials(deepcopy=False)
-    assert trials[0].state.name == "FAIL"
-    why = trials[0].user_attrs["error"]
-    assert ("time limit or was preempted" in why) if how == "preempted" else ("died" in why or "ended" in why), why
+    assert [t.state.name for t in trials[:2]] == ["FAIL", "FAIL"]
+    assert "time limit or was preempted" in trials[0].user_attrs["error"]
+    assert any(w in trials[1].user_attrs["error"] for w in ("died", "ended")), trials[1].user_attrs["error"]
     complete = [t for t in trials if t.state.name == "COMPLETE"]
     assert len(complete) == 4 and len({t.user_attrs["config_hash"] for t in complete}) == 4
-    assert [t.state.name for t in trials].count("FAIL") == 1
-    _, children = split_runs(home, name)
+    assert [t.state.name for t in trials].count("FAIL") == 2
+    (parent,), children = split_runs(home, name)
+    assert parent.info.status == "FINISHED"
     by_id = {r.info.run_id: r for r in children}
-    assert by_id[trials[0].user_attrs["mlflow_run_id"]].info.status == "FAILED"
+    assert all(by_id[t.user_attrs["mlflow_run_id"]].info.status == "FAILED" for t in trials[:2])
     assert sum(r.info.status == "FINISHED" for r in children) == 4
-    if how == "preempted":
-        job = trials[0].user_attrs["job"]
-        log = next((home / "launcher" / name).rglob(f"{job}_0_log.out")).read_text()
-        assert f"Requeued job {job}" in log and log.count(f"Starting with JobEnvironment(job_id={job},") == 2, log
+
+    jobs = json.loads((home / "launcher" / name / "jobs.json").read_text())
+    assert {t.user_attrs["job"] for t in trials} <= {j["job_id"] for j in jobs}
+    job = trials[0].user_attrs["job"]
+    log = next((home / "launcher" / name).rglob(f"{job}_0_log.out")).read_text()
+    assert f"Requeued job {job}" in log and log.count(f"Starting with JobEnvironment(job_id={job},") == 2, log
+    status = cli("sweep", *args, "--status", "launcher.cluster=local")
+    assert "4 complete, 2 fail" in status.stdout and "RUNNING" not in status.stdout, status.stdout
 
 
 def test_the_sbatch_script_carries_the_launcher_settings() -> None:
