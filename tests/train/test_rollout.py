@@ -106,3 +106,27 @@ def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, 
         expected = torch.stack([logp[start + i - 1, r.completion_ids[i]] for i in wrote])
         torch.testing.assert_close(torch.tensor([r.logprobs[i] for i in wrote]), expected, atol=1e-4, rtol=1e-4)
         assert all(r.logprobs[i] == 0.0 for i, m in enumerate(r.env_mask) if not m)
+
+
+def test_a_keyed_game_samples_the_same_whatever_shares_its_batch(noisy_model) -> None:
+    """With a sampling seed each game draws from its own stream: the same game (id) gives the
+    same replies alone, in another batch, in another order — what makes 1 and N training
+    processes play the same games — and other seeds or ids give other games."""
+    model, tok = noisy_model
+    examples = make_dataset(DatasetConfig(size=6), 3)
+    env, opp = EnvConfig(max_model_turns=4), MinimaxOpponent(p_random=0.5)
+    sampling = Sampling(temperature=1.0, max_new_tokens=6)
+
+    def games(idx: list[int], seed: int = 7) -> dict[int, list[int]]:
+        out = play_rollouts(model, tok, [examples[i] for i in idx], env, opp, sampling, game_ids=idx,
+                            sampling_seed=seed)
+        return {i: r.completion_ids for i, r in zip(idx, out, strict=True)}
+
+    whole = games([0, 1, 2, 3, 4, 5])
+    assert games([4, 1]) == {4: whole[4], 1: whole[1]}
+    assert games([5, 3, 0]) == {5: whole[5], 3: whole[3], 0: whole[0]}
+    other = games([0, 1, 2, 3, 4, 5], seed=8)
+    assert sum(other[i] != whole[i] for i in whole) >= 3
+    copies = play_rollouts(model, tok, [examples[0]] * 6, env, MinimaxOpponent(), sampling, game_ids=range(6),
+                           sampling_seed=7, opponent_seeding="per_example")
+    assert len({tuple(r.completion_ids) for r in copies}) >= 3  # copies of one example differ: not greedy

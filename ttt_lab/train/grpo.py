@@ -18,6 +18,7 @@ from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.env.dataset import Example, dataset_jsonl
 from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.phase_data import (
+    PHASE_SALT,
     SHUFFLE_DATASET,
     micro_batch,
     phase_dataset,
@@ -42,21 +43,34 @@ def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
     return [outcome, format, invalid]
 
 
-def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int):
-    import torch
+def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
+    """Each game's number in its phase: example i's copies (TRL hands them over consecutively,
+    a group never split) are games i*G .. i*G+G-1, whichever process or update plays them."""
+    seen: dict[int, int] = {}
+    out = []
+    for i in example_ids:
+        out.append(i * num_generations + seen.get(i, 0) % num_generations)
+        seen[i] = seen.get(i, 0) + 1
+    return out
+
+
+def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
+                      index: int = 0):
+
+    from ttt_lab.game.seeding import derive_seed
 
     opponent = build_opponent(cfg.opponent)
-    generator = torch.Generator().manual_seed(cfg.seed)
-    counter = {"games": 0}
+    seed = derive_seed(cfg.seed, PHASE_SALT + index)
 
     def rollout_func(prompts: list, trainer) -> dict:
         model = trainer.accelerator.unwrap_model(trainer.model)
-        batch = [examples[int(str(p).split()[1])] for p in prompts]
+        numbers = game_numbers([int(str(p).split()[1]) for p in prompts], phase.num_generations)
+        batch = [examples[n // phase.num_generations] for n in numbers]
         vllm = trainer.vllm_generation if cfg.train.use_vllm else None
         rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
-                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)), generator=generator,
-                                 opponent_seeding=cfg.opponent.seeding, game_offset=counter["games"], vllm=vllm)
-        counter["games"] += len(batch)
+                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)),
+                                 opponent_seeding=cfg.opponent.seeding, game_ids=numbers, vllm=vllm,
+                                 sampling_seed=seed)
         return {
             "prompt_ids": [r.prompt_ids for r in rollouts],
             "completion_ids": [r.completion_ids for r in rollouts],
@@ -96,7 +110,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer))
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
-        processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new),
+        processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new, index),
         callbacks=callbacks, peft_config=_lora(cfg),
     )
     from transformers import PrinterCallback

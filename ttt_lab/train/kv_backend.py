@@ -22,21 +22,48 @@ class KVCacheBackend:
     """`generation.Backend` on a transformers model: one `_Batch` of all games."""
 
     def __init__(self, model, chat: ChatTokens, n: int, max_len: int, sampling: Sampling,
-                 generator: torch.Generator | None) -> None:
-        self.model, self.chat, self.sampling, self.generator = model, chat, sampling, generator
+                 generator: torch.Generator | None, game_keys: Sequence[int] | None = None) -> None:
+        self.model, self.chat, self.sampling = model, chat, sampling
+        self.draw = _Draws(generator, game_keys)
         self.batch = _Batch(model, n, max_len, next(model.parameters()).device)
         self.unfed: list[list[int]] = [[] for _ in range(n)]
 
     def turn(self, chunks: list[list[int]], live: list[bool]) -> list[Reply]:
         feed = [self.unfed[r] + chunks[r] if live[r] else [] for r in range(len(chunks))]
         logits = self.batch.feed(self.model, feed, self.chat.pad)
-        replies = _decode_turn(self.model, self.batch, logits, live, self.chat, self.sampling, self.generator)
+        replies = _decode_turn(self.model, self.batch, logits, live, self.chat, self.sampling, self.draw)
         self.unfed = [ids[-1:] for ids, _ in replies]
         return replies
 
     def keep(self, rows: list[int]) -> None:
         self.batch.keep(rows)
         self.unfed = [self.unfed[r] for r in rows]
+        self.draw.keep(rows)
+
+
+class _Draws:
+    """Where sampling's randomness comes from: one stream for the batch (`generator`), or one
+    per game (`game_keys`), so that a game's replies do not depend on which other games share
+    its batch, its process or its micro-batch (the same games on 1 or N training processes)."""
+
+    def __init__(self, generator: torch.Generator | None, game_keys: Sequence[int] | None) -> None:
+        self.generator = generator
+        self.rows = None if game_keys is None else [torch.Generator().manual_seed(int(k)) for k in game_keys]
+
+    def keep(self, rows: list[int]) -> None:
+        if self.rows is not None:
+            self.rows = [self.rows[r] for r in rows]
+
+    def sample(self, logp: torch.Tensor, writing: list[bool]) -> torch.Tensor:
+        """One token per row from the log-probabilities `logp`."""
+        if self.rows is None:
+            return torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(-1)
+        noise = torch.zeros_like(logp)
+        for r, on in enumerate(writing):
+            if on:  # Gumbel-max: argmax(logp + Gumbel noise) is a draw from softmax(logp)
+                u = torch.rand(logp.shape[-1], generator=self.rows[r], dtype=torch.float64).clamp_(1e-300, 1.0)
+                noise[r] = (-torch.log(-torch.log(u))).to(noise.device, noise.dtype)
+        return (logp + noise).argmax(dim=-1)
 
 
 class _Batch:
@@ -104,26 +131,23 @@ class SlidingWindowWarning(UserWarning):
     pass
 
 
-def _sample(logits: torch.Tensor, sampling: Sampling,
-            generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+def _sample(logits: torch.Tensor, sampling: Sampling, draw: _Draws,
+            writing: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
     """The next token of each row and its log-probability."""
     logp = torch.log_softmax(logits.float() / (sampling.temperature if sampling.temperature > 0 else 1.0), dim=-1)
-    if sampling.temperature <= 0:
-        tokens = logits.argmax(dim=-1)
-    else:
-        tokens = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+    tokens = logits.argmax(dim=-1) if sampling.temperature <= 0 else draw.sample(logp, writing)
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
 
 
 def _decode_turn(model, batch: _Batch, logits: torch.Tensor, live: list[bool], chat: ChatTokens,
-                 sampling: Sampling, generator: torch.Generator | None) -> list[Reply]:
+                 sampling: Sampling, draw: _Draws) -> list[Reply]:
     """One reply (tokens, log-probabilities) per live row; the last token of each is left
     unfed (it starts the next chunk)."""
     n = logits.shape[0]
     replies: list[Reply] = [([], []) for _ in range(n)]
     writing = torch.tensor(live, dtype=torch.bool, device=logits.device)
     for step in range(sampling.max_new_tokens):
-        tokens, logp = _sample(logits, sampling, generator)
+        tokens, logp = _sample(logits, sampling, draw, writing.tolist())
         ids, lps, rows = tokens.tolist(), logp.tolist(), writing.tolist()
         for row in (r for r in range(n) if rows[r]):
             replies[row][0].append(ids[row])

@@ -22,6 +22,7 @@ from ttt_lab.env.dataset import Example
 from ttt_lab.env.episode import Episode, opponent_seed
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
+from ttt_lab.game.seeding import derive_seed
 from ttt_lab.train.generation import Backend, ChatTokens, Reply, Rollout, Sampling
 from ttt_lab.train.kv_backend import KVCacheBackend
 from ttt_lab.train.runtime import autocast
@@ -40,32 +41,42 @@ def play_rollouts(
     opponent_seeding: str = "per_example",
     game_offset: int = 0,
     vllm=None,
+    game_ids: Sequence[int] | None = None,
+    sampling_seed: int | None = None,
 ) -> list[Rollout]:
     """Play one whole game per example with `model` as the player; see the module docstring.
-    With `vllm` (TRL's `VLLMGeneration` of the trainer) vLLM writes the replies instead."""
+    With `vllm` (TRL's `VLLMGeneration` of the trainer) vLLM writes the replies instead.
+
+    `game_ids` numbers the games (default: `game_offset` onwards) for the opponents' seeds;
+    with `sampling_seed` too, each game samples from its own stream keyed on (seed, id), not
+    from `generator`: the same game plays the same however the batch is cut."""
     chat = ChatTokens(tokenizer)
+    ids = list(game_ids) if game_ids is not None else [game_offset + i for i in range(len(examples))]
+    stream = None if sampling_seed is None else derive_seed(sampling_seed, SAMPLING_SALT)
+    keys = None if stream is None else [derive_seed(stream, g) for g in ids]
 
     def make_backend(prompts: list[list[int]]) -> Backend:
         if vllm is not None:
             return VLLMBackend(vllm, len(prompts), sampling.max_new_tokens)
         max_len = max(map(len, prompts)) + env.max_model_turns * (sampling.max_new_tokens + chat.max_env_tokens())
-        return KVCacheBackend(model, chat, len(prompts), max_len, sampling, generator)
+        return KVCacheBackend(model, chat, len(prompts), max_len, sampling, generator, keys)
 
     was_training = model.training
     model.eval()
     try:
         with autocast(sampling.bf16, str(next(model.parameters()).device)):
             return play_games(make_backend, chat, examples, env, opponent, opponent_seeding=opponent_seeding,
-                              game_offset=game_offset)
+                              game_ids=ids)
     finally:
         model.train(was_training)
 
 
 def play_games(make_backend: Callable[[list[list[int]]], Backend], chat: ChatTokens, examples: Sequence[Example],
                env: EnvConfig, opponent: Opponent, *, opponent_seeding: str = "per_example",
-               game_offset: int = 0) -> list[Rollout]:
+               game_offset: int = 0, game_ids: Sequence[int] | None = None) -> list[Rollout]:
     """The game loop: every turn, one batch of replies from the backend, played in each game."""
-    seeds = [opponent_seed(ex, game_offset + i, opponent_seeding) for i, ex in enumerate(examples)]
+    ids = list(game_ids) if game_ids is not None else [game_offset + i for i in range(len(examples))]
+    seeds = [opponent_seed(ex, g, opponent_seeding) for ex, g in zip(examples, ids, strict=True)]
     episodes = [Episode(ex, env, opponent, s) for ex, s in zip(examples, seeds, strict=True)]
     rendered = [chat.render(ep.messages) for ep in episodes]
     rollouts = [Rollout(chat.encode(text)) for text in rendered]
@@ -86,6 +97,7 @@ def play_games(make_backend: Callable[[list[list[int]]], Backend], chat: ChatTok
     return rollouts
 
 
+SAMPLING_SALT = 0x5A3
 COMPACT_AT = 0.75
 """Drop finished games from the backend once at most this share of its rows still plays:
 compacting copies the KV cache, so it pays only when enough rows go at once."""
