@@ -264,9 +264,11 @@ def train_(
     def body() -> None:
         from ttt_lab.commands.train import run_train
 
-        run_train(overrides or [], fresh, _console())
+        return run_train(overrides or [], fresh, _console())
 
-    _run(body)
+    code = _run(body)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("play")

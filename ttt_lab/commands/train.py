@@ -9,11 +9,48 @@ from ttt_lab.evaluation.tables import cell, pct
 from ttt_lab.train.pipeline import train
 
 
-def run_train(overrides: list[str], fresh: bool, console: Console) -> None:
-    from rich.table import Table
+def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
+    """Train and print the results; with train.processes > 1 (and not already one of several
+    processes) start that many processes, each running this, and wait for them."""
+    from ttt_lab.train import distributed
 
     loaded = load(overrides)
+    n = loaded.cfg.train.processes
+    if n > 1 and distributed.world_size() == 1:
+        console.print(f"training in {n} processes (train.processes={n}); rank 0 reports", highlight=False)
+        return distributed.launch(rank_main, (overrides, fresh), n, loaded.cfg.model.device)
+    _train_and_report(loaded, fresh, console)
+    return 0
+
+
+def rank_main(overrides: list[str], fresh: bool) -> int:
+    """One of train.processes processes: rank 0 prints (and its errors, as one paragraph);
+    the others are silent."""
+    import io
+    import sys
+
+    from ttt_lab.errors import TttLabError
+    from ttt_lab.redact import RedactedStream
+    from ttt_lab.train import distributed
+
+    main = distributed.is_main()
+    console = Console(file=RedactedStream(sys.stdout), width=160) if main else Console(file=io.StringIO())
+    try:
+        _train_and_report(load(overrides), fresh, console)
+    except TttLabError as e:
+        if main:
+            Console(file=RedactedStream(sys.stderr), stderr=True).print(f"Error: {e}", highlight=False,
+                                                                         markup=False, soft_wrap=True)
+        return 2
+    return 0
+
+
+def _train_and_report(loaded, fresh: bool, console: Console) -> None:
+    from rich.table import Table
+
     out = train(loaded, console, fresh=fresh)
+    if not out.final:
+        return  # not rank 0 of several processes
     table = Table(title=f"greedy policy, {loaded.cfg.eval.games} games per opponent (same games for every row)")
     for col in ("checkpoint", "opponent", "win", "draw", "loss", "invalid", "format"):
         table.add_column(col)

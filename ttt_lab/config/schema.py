@@ -149,6 +149,12 @@ class TrainConfig:
     """Matmul precision of SFT, RL updates and rollouts: fp32, or bf16 autocast over fp32 master
     weights. auto: bf16 where the hardware computes it natively (a CUDA GPU with bf16; a CPU
     with AVX512-BF16 or AMX), else fp32, saying so in one line."""
+    processes: int = 1
+    """Training processes on this machine (torch.distributed through accelerate: gloo on CPU, one
+    GPU each with NCCL): each RL update's batch_size games are split into whole GRPO groups, each
+    process plays and trains its share; the SFT batch is split likewise. Rank 0 tracks, evaluates
+    and writes checkpoints. Each phase's batch_size must be a multiple of processes x
+    num_generations, and train.sft.batch_size of processes."""
     use_vllm: bool = False
     """Generate the rollouts' turns with vLLM through TRL (GPU and the vllm package)."""
     vllm_mode: str = "colocate"
@@ -381,6 +387,21 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
         check_integer(f"{at}.num_strata", p.num_strata, 1)
 
 
+def _validate_processes(t: TrainConfig) -> None:
+    check_integer("train.processes", t.processes, 1)
+    n = t.processes
+    for i, p in enumerate(t.phases):
+        if p.batch_size % (n * p.num_generations):
+            fits = [k for k in range(1, n + 1) if p.batch_size % (k * p.num_generations) == 0]
+            raise InvalidSetting("train.processes", n, f"a number that splits train.phases.{i}.batch_size "
+                                 f"({p.batch_size} games) into whole groups of {p.num_generations} per process: "
+                                 f"{', '.join(map(str, fits))} here, or a batch_size that is a multiple of "
+                                 f"{n * p.num_generations}")
+    if t.sft.enabled and t.sft.batch_size % n:
+        raise InvalidSetting("train.processes", n, f"a divisor of train.sft.batch_size ({t.sft.batch_size}), which "
+                             "is split across the processes, or a train.sft.batch_size that is a multiple of it")
+
+
 def _validate_audit(a: AuditConfig) -> None:
     check_integer("audit.opponent.seeds", a.opponent.seeds, 2)
     check_number("audit.opponent.noise_p", a.opponent.noise_p, 0.0, 1.0)
@@ -420,6 +441,7 @@ def validate(cfg: Config) -> Config:
     check_number("player.timeout_s", pl.timeout_s, 0.001)
     for i, phase in enumerate(cfg.train.phases):
         _validate_phase(phase, f"train.phases.{i}")
+    _validate_processes(cfg.train)
     if cfg.train.budget_games is not None:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))

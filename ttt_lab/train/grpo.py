@@ -16,6 +16,7 @@ from pathlib import Path
 from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.env.dataset import Example, dataset_jsonl
+from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.phase_data import (
     PHASE_SALT,
@@ -31,7 +32,7 @@ from ttt_lab.train.runtime import use_bf16
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
     def outcome(completions, game, **_) -> list[float]:
-        game_metrics(game)
+        game_metrics(distributed.gather(list(game)))  # every process's games, once, on every rank
         return [g.rewards.outcome for g in game]
 
     def format(completions, game, **_) -> list[float]:
@@ -103,8 +104,10 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     max_new = cfg.player.max_new_tokens
     work = out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
-    micro = micro_batch(phase.batch_size, cfg.train.micro_batch_size)
-    save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase, phase.batch_size // micro)
+    share = phase.batch_size // cfg.train.processes
+    if distributed.is_main():
+        save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase,
+                     share // micro_batch(share, cfg.train.micro_batch_size))
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
     args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer))
@@ -116,21 +119,31 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     from transformers import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)
-    last = last_checkpoint(work / "trainer", say) if resume else None
+    last = _resume_point(work, say) if resume else None
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
-    return publish(trainer.model, tokenizer, work, out, info)
+    return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
+
+
+def _resume_point(work: Path, say: Callable[[str], None]) -> Path | None:
+    """The trainer checkpoint to resume from: rank 0 looks (setting incomplete ones aside),
+    then the other ranks find the same one."""
+    distributed.barrier()
+    last = last_checkpoint(work / "trainer", say) if distributed.is_main() else None
+    distributed.barrier()
+    return last if distributed.is_main() else last_checkpoint(work / "trainer", lambda _: None)
 
 
 def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_completion: int):
     """TRL's GRPOConfig for one phase: every value from the schema (`phase.*`, `train.*`)."""
     from trl import GRPOConfig
 
-    micro = micro_batch(phase.batch_size, cfg.train.micro_batch_size)
+    share = phase.batch_size // cfg.train.processes  # each process's games: whole groups (validated)
+    micro = micro_batch(share, cfg.train.micro_batch_size)
     return GRPOConfig(
         output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
-        per_device_train_batch_size=micro, gradient_accumulation_steps=phase.batch_size // micro,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=share // micro,
         num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
         loss_type=phase.loss_type, epsilon_high=phase.epsilon_high, beta=phase.beta,
         max_completion_length=max_completion,
@@ -139,7 +152,8 @@ def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_compl
         bf16=use_bf16(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
         report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
         save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
-        warmup_steps=phase.warmup_steps, log_completions=False, **_vllm_args(cfg, cfg.player.max_new_tokens),
+        warmup_steps=phase.warmup_steps, log_completions=False, ddp_find_unused_parameters=False,
+        **_vllm_args(cfg, cfg.player.max_new_tokens),
     )
 
 

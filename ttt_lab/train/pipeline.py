@@ -29,6 +29,7 @@ from ttt_lab.config.schema import Config
 from ttt_lab.evaluation.summary import Summary
 from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
+from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
 from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16
 
@@ -117,6 +118,8 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
         console.print(f"another process is training this config ({folder}); waiting for it, then reusing "
                       "its finished phases", highlight=False)
 
+    if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
+        return _train(loaded, console, folder, start, False, None, None)
     with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
         return _train(loaded, console, folder, start, fresh, run, on_eval)
 
@@ -128,12 +131,13 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
     from ttt_lab.train.evaluate import evaluate_model
 
     cfg = loaded.cfg
+    main = distributed.is_main()
     if fresh and folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         owned = run is None
-        if owned:
+        if owned and main:
             run = _open_run(loaded, folder)
             if run is not None:
                 stack.enter_context(run)  # ends FINISHED, or FAILED / KILLED on an exception
@@ -142,9 +146,12 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         current, sft_eval = base, None
         if cfg.train.sft.enabled:
             current = _warm_up(cfg, base, console, run)
-            sft_eval = _evaluate_path(current, cfg, evaluate_model)
-            _log_summaries(run, sft_eval, 0, "eval_sft")
+            if main:
+                sft_eval = _evaluate_path(current, cfg, evaluate_model)
+                _log_summaries(run, sft_eval, 0, "eval_sft")
         current, step = _phases(cfg, folder, current, console, run, on_eval)
+        if not main:
+            return TrainOutcome(Path(current), None, [], time.perf_counter() - start, None)
         model, tokenizer = load_model(current, cfg)
         final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
@@ -158,8 +165,9 @@ def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
     from ttt_lab.train import sft
 
     cache = Path(cfg.home) / "cache" / f"sft-{sft_key(cfg, base)}"
-    with file_lock(cache.with_name(cache.name + ".lock")):
-        if not is_done(cache):
+    lock = file_lock(cache.with_name(cache.name + ".lock")) if distributed.is_main() else contextlib.nullcontext()
+    with lock:
+        if not distributed.decide(is_done(cache)):
             console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}", highlight=False)
             info = sft.run_sft(cfg, base, cache)
         else:
@@ -184,6 +192,8 @@ def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
     from ttt_lab.train.progress import StepProgress
 
     def periodic(model, tokenizer, at: int) -> None:
+        if not distributed.is_main():
+            return
         summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
         _log_summaries(run, summaries, at)
         if on_eval is not None:
@@ -193,7 +203,7 @@ def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
     for i, phase in enumerate(cfg.train.phases):
         out = folder / f"{i}-{phase.name}"
         steps = phase_steps(cfg, phase)
-        if is_done(out):
+        if distributed.decide(is_done(out)):
             console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
         else:
             with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:

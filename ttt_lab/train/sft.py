@@ -16,6 +16,7 @@ from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
+from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.runtime import use_bf16
 
@@ -57,19 +58,22 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
     kept = keep(records, cfg)
     model, tokenizer = load_model(model_path, cfg)
     work = out.with_name(out.name + ".work")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    with (work / "sft_games.jsonl").open("w") as f:
-        for r in kept:
-            f.write(r.to_json() + "\n")
+    if distributed.is_main():
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        with (work / "sft_games.jsonl").open("w") as f:
+            for r in kept:
+                f.write(r.to_json() + "\n")
+    distributed.barrier()
     data = Dataset.from_list([{"messages": r.messages} for r in kept])
     args = SFTConfig(
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
-        per_device_train_batch_size=s.batch_size, assistant_only_loss=s.assistant_only_loss, max_length=None,
+        per_device_train_batch_size=s.batch_size // cfg.train.processes, assistant_only_loss=s.assistant_only_loss,
+        max_length=None,
         use_cpu=cfg.model.device == "cpu", bf16=use_bf16(cfg), report_to="none",
         logging_steps=s.logging_steps, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed,
         lr_scheduler_type=s.lr_scheduler, warmup_steps=s.warmup_steps, disable_tqdm=True, dataset_num_proc=None,
-        gradient_checkpointing=cfg.train.gradient_checkpointing,
+        gradient_checkpointing=cfg.train.gradient_checkpointing, ddp_find_unused_parameters=False,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
     from transformers import PrinterCallback
@@ -79,5 +83,10 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     info = {"games": len(records), "kept": len(kept), "steps": result.global_step, "first_loss": losses[:1],
             "final_loss": losses[-1:], "losses": losses}
-    (work / "sft_summary.json").write_text(json.dumps(info))
-    return publish(trainer.model, tokenizer, work, out, info)
+
+    def write() -> dict:
+        (work / "sft_summary.json").write_text(json.dumps(info))
+        return publish(trainer.model, tokenizer, work, out, info)
+
+    distributed.on_main(write)
+    return info
