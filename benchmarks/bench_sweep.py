@@ -1,7 +1,7 @@
 """Sweep orchestration benchmark: 20 trials of a no-op training budget with 2 workers,
 tracking on, against a baseline measured in the same run.
 
-    python benchmarks/bench_sweep.py [--trials N] [--workers W]
+    python benchmarks/bench_sweep.py [--trials N] [--workers W] [--launcher]
 
 A no-op trial: `experiment=smoke phase=sft` (no warm-up, no RL phase), so a trial is the
 trial's config, its MLflow child run, loading the micro model and 4 evaluation games per
@@ -9,6 +9,10 @@ opponent. Baseline: the same trial body (load config, load model, evaluate) call
 plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead: the
 wall time an extra trial adds (a sweep of N minus a sweep of N/2 trials, divided by N/2,
 so worker start-up cancels out), times the workers, minus the baseline trial.
+
+With --launcher, the same two sweeps again with the workers started by submitit's local
+executor (`--launcher slurm launcher.cluster=local --wait`, the SLURM code path): the
+extra wall time per trial of going through submitit, against the process pool.
 """
 
 from __future__ import annotations
@@ -46,20 +50,26 @@ def baseline(trials: int, home: str) -> float:
     return time.perf_counter() - t
 
 
-def sweep_wall(trials: int, workers: int, env: dict[str, str], name: str) -> tuple[float, list[float]]:
-    cmd = [str(BIN), "sweep", *NOOP, f"seed=range(0,{trials})", "--workers", str(workers), "--name", name]
+LAUNCHER = ["--launcher", "slurm", "launcher.cluster=local", "launcher.poll_s=0.5", "--wait"]
+
+
+def sweep_wall(trials: int, workers: int, env: dict[str, str], name: str,
+               launcher: bool = False) -> tuple[float, list[float]]:
+    cmd = [str(BIN), "sweep", *NOOP, f"seed=range(0,{trials})", "--workers", str(workers), "--name", name,
+           *(LAUNCHER if launcher else [])]
     t = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t
-    trial_s = [float(x) for x in re.findall(r"COMPLETE in ([\d.]+) s", out.stdout)]
-    assert len(trial_s) == trials, out.stdout[-2000:]
-    return wall, trial_s
+    done = re.findall(r"COMPLETE in ([\d.]+) s" if not launcher else r"trial \d+ COMPLETE", out.stdout)
+    assert len(done) == trials, out.stdout[-2000:]
+    return wall, [] if launcher else [float(x) for x in done]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--launcher", action="store_true", help="also through submitit's local executor")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, TTT_LAB_HOME=home)
@@ -68,6 +78,9 @@ def main() -> None:
         base = baseline(args.trials, home) / args.trials
         small, _ = sweep_wall(args.trials // 2, args.workers, env, "bench-small")
         wall, trial_s = sweep_wall(args.trials, args.workers, env, "bench")
+        if args.launcher:
+            l_small, _ = sweep_wall(args.trials // 2, args.workers, env, "bench-l-small", launcher=True)
+            l_wall, _ = sweep_wall(args.trials, args.workers, env, "bench-l", launcher=True)
     marginal = (wall - small) / (args.trials - args.trials // 2)  # wall seconds per extra trial: no start-up
     per_worker_trial = marginal * args.workers
     warm = sorted(trial_s)[: -args.workers]  # each worker's first trial pays its imports
@@ -78,6 +91,12 @@ def main() -> None:
     print(f"baseline: the same trial body in a plain loop, one process, no Optuna/MLflow: {base:.2f} s per trial")
     print(f"orchestration overhead per trial with warm workers: {per_worker_trial - base:.2f} s (goal < 0.5 s); "
           f"ratio {per_worker_trial / base:.2f} x the bare trial")
+
+    if args.launcher:
+        l_marginal = (l_wall - l_small) / (args.trials - args.trials // 2)
+        print(f"through submitit's local executor: {l_wall:.1f} s wall ({args.trials // 2} trials: {l_small:.1f} s) "
+              f"against {wall:.1f} s for the pool, ratio {l_wall / wall:.2f}; each extra trial {l_marginal:.2f} s of "
+              f"wall time ({l_marginal - marginal:+.2f} s against the pool)")
 
 
 if __name__ == "__main__":

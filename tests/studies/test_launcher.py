@@ -108,3 +108,31 @@ def test_without_sbatch_the_slurm_launcher_says_where_to_run(home: Path, tmp_pat
     out = cli("sweep", "experiment=smoke", "batch_size=8,16", "--launcher", "slurm", *tracking, check=False,
               env={**os.environ, "PATH": str(tmp_path)})
     assert out.returncode == 2 and "no `sbatch`/`srun`" in " ".join(out.stderr.split()), out.stderr
+
+
+def _fake_scheduler(folder: Path) -> Path:
+    """`sbatch` and `srun` that only note being called: the checks must stop before them."""
+    folder.mkdir()
+    for name in ("sbatch", "srun"):
+        tool = folder / name
+        tool.write_text(f"#!/bin/sh\necho called >> {folder}/{name}.called\nexit 1\n")
+        tool.chmod(0o755)
+    return folder
+
+
+def test_an_unreachable_shared_storage_is_named_before_anything_is_submitted(home: Path, tmp_path: Path) -> None:
+    bin_dir = _fake_scheduler(tmp_path / "bin")
+    out = cli("sweep", "experiment=smoke", "batch_size=8,16", "--launcher", "slurm", "--storage",
+              "postgresql://u:secret@127.0.0.1:9/optuna", "tracking.uri=http://127.0.0.1:9", check=False,
+              env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "cannot reach the Optuna storage" in " ".join(out.stderr.split()) and "secret" not in out.stderr
+    assert not list(bin_dir.glob("*.called")) and not (home / "launcher").exists()
+
+
+def test_a_dry_run_prints_the_array_script_and_submits_nothing(home: Path) -> None:
+    out = cli("sweep", "experiment=smoke", "batch_size=8,16,24", "--launcher", "slurm", "--dry-run",
+              "--workers", "3", "launcher.partition=cpu", "launcher.time_min=45")
+    for line in ("#SBATCH --partition=cpu", "#SBATCH --time=45", "#SBATCH --array=0-2%3", "batch_size=24"):
+        assert line in out.stdout, out.stdout
+    assert not (home / "launcher").exists()
