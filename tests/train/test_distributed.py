@@ -68,3 +68,9 @@ def test_processes_the_batch_cannot_split_are_refused_first(home: Path, extra: l
     out = cli("train", *STEP, *extra, check=False)
     assert out.returncode == 2 and message in " ".join(out.stderr.split()), out.stderr
     assert "training in" not in out.stdout and not (home / "train").exists()
+
+
+def test_a_sweep_refuses_trials_of_several_processes(home: Path) -> None:
+    out = cli("sweep", *STEP, "train.processes=2", "seed=0,1", check=False)
+    assert out.returncode == 2 and "a sweep trains each trial in its worker's one process" in " ".join(
+        out.stderr.split()), out.stderr

@@ -7,7 +7,6 @@ from rich.console import Console
 from ttt_lab.config.load import load
 from ttt_lab.evaluation.tables import cell, pct
 from ttt_lab.train.pipeline import train
-from ttt_lab.train.runtime import TrainError
 
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
@@ -18,9 +17,7 @@ def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
     loaded = load(overrides)
     n, given = loaded.cfg.train.processes, distributed.world_size()
     if given > 1:  # started by torchrun / accelerate launch / srun: these are the ranks
-        if n != given:
-            raise TrainError(f"this process is one of {given} (WORLD_SIZE={given}) but train.processes={n}: the "
-                             f"batch is split by train.processes, so set train.processes={given} (or launch {n}).")
+        distributed.check_processes(n)
         return rank_main(overrides, fresh)
     if n > 1:
         console.print(f"training in {n} processes (train.processes={n}); rank 0 reports", highlight=False)

@@ -33,9 +33,14 @@ class Plan:
 
 def _load(overrides: list[str], what: str) -> Loaded:
     try:
-        return load(overrides)
+        loaded = load(overrides)
     except TttLabError as e:
         raise StudyError(f"{what}: {e}") from None
+    if loaded.cfg.train.processes != 1:
+        raise StudyError(f"{what}: train.processes={loaded.cfg.train.processes}, but a sweep trains each trial in "
+                         "its worker's one process. Spread a study over processes with --workers (or machines, or "
+                         "--launcher slurm) and keep train.processes=1.")
+    return loaded
 
 
 def _check_objectives(spec: StudySpec) -> None:

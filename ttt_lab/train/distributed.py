@@ -73,6 +73,19 @@ def gather(items: list) -> list:
     return [x for part in parts for x in part]
 
 
+def check_processes(processes: int) -> None:
+    """Training splits each batch by `train.processes`: it must be the number of ranks running."""
+    from ttt_lab.train.runtime import TrainError
+
+    given = world_size()
+    if processes != given:
+        where = "one process" if given == 1 else f"one of {given} processes (WORLD_SIZE={given})"
+        raise TrainError(f"train.processes={processes}, but this training runs as {where}: each batch is split by "
+                         f"train.processes. Start it with `ttt-lab train … train.processes={processes}` (which starts "
+                         f"the processes) or `torchrun --nproc_per_node {processes} -m ttt_lab.cli train …`, or set "
+                         f"train.processes={given}.")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -109,6 +109,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
     quiet()
     check_device(cfg)
     check_vllm(cfg)
+    distributed.check_processes(cfg.train.processes)
     torch_threads()
     use_bf16(cfg, say=lambda line: console.print(line, highlight=False))
     start = time.perf_counter()
