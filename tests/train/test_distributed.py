@@ -54,9 +54,38 @@ def test_two_processes_make_the_first_update_of_one(sft_run: tuple[Path, dict], 
     assert len(client.get_metric_history(run.info.run_id, "train/game/win_rate")) == 1
     assert "eval/optimal/draw_rate" in run.data.metrics
 
-    again = cli("train", *args, f"home={two}", "train.processes=2")
-    assert "phase rl: done, skipping" in again.stdout, again.stdout
-    assert len(_runs(two)[1]) == 1
+
+
+@pytest.mark.slow
+def test_a_killed_multi_process_training_resumes_where_it_stopped(sft_run: tuple[Path, dict],
+                                                                 tmp_path: Path) -> None:
+    """Killed (every process) after its second trainer checkpoint, the 2-process training
+    resumes from it on the re-run, in its one MLflow run; a third run skips the finished phase."""
+    import json
+    import os
+    import signal
+    import time
+
+    from tests.conftest import start
+
+    home = tmp_path / "two"
+    args = [*STEP, "steps=4", "train.save_every=1", "train.saves_per_phase=4", f"model.path={sft_run[0]}",
+            f"home={home}", "train.processes=2"]
+    proc = start("train", *args, start_new_session=True)
+    end = time.monotonic() + 240
+    while not list(home.glob("train/*/0-rl.work/trainer/checkpoint-2/trainer_state.json")):
+        assert time.monotonic() < end and proc.proc.poll() is None, proc.finish() and proc.text
+        time.sleep(0.2)
+    os.killpg(proc.proc.pid, signal.SIGKILL)
+    proc.proc.wait()
+    again = cli("train", *args)
+    (phase,) = home.glob("train/*/0-rl")
+    info = json.loads((phase / "done.json").read_text())
+    assert info["steps"] == 4 and "checkpoint-" in (info["resumed_from"] or ""), (info, again.stdout)
+    third = cli("train", *args)
+    assert "phase rl: done, skipping" in third.stdout, third.stdout
+    _, (run,) = _runs(home)
+    assert run.info.status == "FINISHED" and run.data.tags.get("ttt.resumed") == "true"
 
 
 @pytest.mark.parametrize(("extra", "message"), [
