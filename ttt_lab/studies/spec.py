@@ -85,7 +85,7 @@ class StudySpec:
 
 def _check_settings(kind: str, given: dict[str, Any], known: dict[str, tuple[str, ...]]) -> None:
     name = given.get("name")
-    if name not in known:
+    if not isinstance(name, str) or name not in known:
         raise StudyError(f"{kind} {name!r} is not one of {', '.join(known)}.")
     unknown = sorted(set(given) - {"name", *known[name]})
     if unknown:
