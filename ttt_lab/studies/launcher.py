@@ -209,7 +209,12 @@ def job_state(cluster: str, folder: Path, job_id: str) -> str:
         if pid_alive(int(job_id)):
             return "RUNNING"
         return "FINISHED" if any((folder / job_id).glob("*_result.pkl")) else "ENDED"
-    return submitit.SlurmJob(folder=folder / "%j", job_id=job_id).state
+    if shutil.which("sacct") is None:
+        return "UNKNOWN (no sacct on this machine)"
+    try:
+        return submitit.SlurmJob(folder=folder / "%j", job_id=job_id).state
+    except Exception as e:  # the scheduler's accounting may be unreachable; the trials table still shows
+        return f"UNKNOWN ({type(e).__name__})"
 
 
 def jobs_table(la: LauncherConfig, study: str) -> Table:
