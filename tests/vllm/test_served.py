@@ -1,0 +1,47 @@
+"""ttt-lab against a real vLLM server: `player=openai` plays what `player=hf` plays."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli
+from tests.vllm.conftest import NO_VLLM, WHY
+
+pytestmark = [pytest.mark.vllm, pytest.mark.skipif(NO_VLLM, reason=WHY)]
+
+SAME = ["eval.suite=quick", "games=20", "env.think=off", "player.max_new_tokens=6", "player.temperature=0",
+        "tracking.enabled=false"]
+
+
+def _games(out: str) -> list[dict]:
+    (line,) = [x for x in out.splitlines() if x.startswith("transcript: ")]
+    return [json.loads(x) for x in Path(line.split(": ", 1)[1]).read_text().splitlines()]
+
+
+def _replies(game: dict) -> list[str]:
+    return [m["content"] for m in game["messages"] if m["role"] == "assistant"]
+
+
+def test_greedy_games_through_vllm_are_the_games_of_transformers(vllm_server: str, noisy_tiny: Path,
+                                                                 home: Path) -> None:
+    t = time.perf_counter()
+    served = cli("eval", "player=openai", f"player.base_url={vllm_server}", f"player.served_model={noisy_tiny}",
+                 *SAME)
+    served_s = time.perf_counter() - t
+    local = cli("eval", "player=hf", f"model.path={noisy_tiny}", *SAME)
+    a, b = _games(served.stdout), _games(local.stdout)
+    assert len(a) == len(b) == 40
+    assert [_replies(g) for g in a] == [_replies(g) for g in b]
+    assert [g["outcome"] for g in a] == [g["outcome"] for g in b]
+    assert len({r for g in a for r in _replies(g)}) > 40  # replies depend on the game: not one constant string
+    requests = sum(len(_replies(g)) for g in a)
+    print(f"{requests} chat requests to vLLM in {served_s:.1f} s ({requests / served_s:.0f} per second, "
+          "CLI start included)")
+
+
+def test_a_server_serving_another_model_is_one_clear_error(vllm_server: str, home: Path) -> None:
+    out = cli("eval", "player=openai", f"player.base_url={vllm_server}", "player.served_model=some-other-model",
+              *SAME, check=False)
+    assert out.returncode == 2 and "does not exist" in out.stderr and "some-other-model" in out.stderr, out.stderr
