@@ -41,7 +41,8 @@ $(VLLM_STAMP): pyproject.toml constraints.txt
 	touch $(VLLM_STAMP)
 
 test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own environment .venv-vllm, ~3.5 GB)
-	TTT_LAB_TEST=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm -rA tests/vllm
+	TTT_LAB_TEST=1 VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind HF_HUB_OFFLINE=1 \
+	  LD_PRELOAD=$(abspath $(VLLM_VENV))/lib/libiomp5.so $(VLLM_VENV)/bin/python -m pytest -q -m vllm -rA -p no:warnings tests/vllm
 
 run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (~9 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status

