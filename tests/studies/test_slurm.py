@@ -27,8 +27,9 @@ def test_a_grid_runs_as_a_slurm_job_array(home: Path, tmp_path: Path) -> None:
     try:
         with slurm.cluster() as env, postgres.server() as url:
             out = cli("sweep", *args, "--launcher", "slurm", "--workers", "2", "--storage", url,
-                      "launcher.cpus_per_worker=1", "launcher.time_min=10", env=env)
+                      "launcher.cpus_per_worker=1", "launcher.time_min=10", "--wait", "launcher.poll_s=1", env=env)
             assert "submitted 2 worker(s) to slurm" in out.stdout, out.stdout + out.stderr
+            assert "trial 0 COMPLETE" in out.stdout and "trial 1 COMPLETE" in out.stdout, out.stdout
             deadline = time.monotonic() + 400
             while True:
                 trials = optuna.load_study(study_name=name, storage=url).get_trials(deepcopy=False)

@@ -266,6 +266,15 @@ class _Follower:
                 self.console.print(f"trial {t.number} [{COLOURS[state]}]{state}[/]  {vals}", highlight=False)
                 advance()
 
+    def finished(self) -> bool:
+        """Every trial of the study ended: done, whatever the scheduler says of the jobs (a
+        cluster without accounting cannot tell; the workers exit on their own)."""
+        from optuna.trial import TrialState
+
+        from ttt_lab.studies.enqueue import count
+
+        return not count(self.study, TrialState.RUNNING, TrialState.WAITING) and len(self.seen) > len(self.before)
+
     def settled(self):
         """The tally, failed attempts that were run again not counted as failures."""
         from ttt_lab.studies.enqueue import retried
@@ -304,7 +313,7 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int, console: C
             live = {j.job_id for j in f.jobs if not j.done()}
             f.orphans(live)
             f.ended(lambda: progress.advance(task, 1))
-            if not live and not f.replace():
+            if f.finished() or (not live and not f.replace()):
                 return f.settled()
             time.sleep(la.poll_s)
 
