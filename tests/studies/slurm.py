@@ -72,6 +72,10 @@ def cluster() -> Iterator[dict[str, str]]:
         yield env
     finally:
         subprocess.run(["scancel", "--full", "-u", "root"], capture_output=True, env=env)
+        deadline = time.monotonic() + 20  # let slurmd end the jobs' steps before it goes
+        while time.monotonic() < deadline and subprocess.run(["squeue", "-h"], capture_output=True, text=True,
+                                                             env=env).stdout.strip():
+            time.sleep(0.5)
         for pid_file in ("slurmd.pid", "slurmctld.pid", "munged.pid"):
             with suppress(OSError, ValueError):
                 os.kill(int((root / pid_file).read_text()), signal.SIGTERM)
