@@ -32,7 +32,8 @@ def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:
 
 
 def _launch(spec: StudySpec, settings: list[str], launcher: str | None, wait: bool, status: bool):
-    """The launcher request (None: workers on this machine), from --launcher and launcher.* overrides."""
+    """The launcher request (None: workers on this machine), from --launcher and launcher.* overrides
+    (`--status` reads them too, to find the jobs)."""
     from ttt_lab.config.load import load
     from ttt_lab.studies.launcher import LaunchRequest
 
@@ -43,6 +44,8 @@ def _launch(spec: StudySpec, settings: list[str], launcher: str | None, wait: bo
         if wait:
             raise StudyError("--wait follows launcher jobs: add --launcher slurm, or drop --wait (a sweep without a "
                              "launcher always waits for its workers).")
+        if not status:
+            return None
     elif launcher not in LAUNCHERS:
         raise StudyError(f"--launcher {launcher!r} is not one of {', '.join(LAUNCHERS)} (without --launcher the "
                          "workers run on this machine).")
@@ -67,5 +70,5 @@ def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int
 
         return show_status(spec, storage, launch.launcher, console)
     outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout,
-                        launch if launcher else None)
+                        launch)
     return 1 if outcome.failed or outcome.unfinished else 0

@@ -16,8 +16,7 @@ def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
 
     loaded = load(overrides)
     n, given = loaded.cfg.train.processes, distributed.world_size()
-    if given > 1:  # started by torchrun / accelerate launch / srun: these are the ranks
-        distributed.check_processes(n)
+    if given > 1:  # started by torchrun / accelerate launch / srun: these are the ranks (`train` checks n)
         return rank_main(overrides, fresh)
     if n > 1:
         console.print(f"training in {n} processes (train.processes={n}); rank 0 reports", highlight=False)

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
-from ttt_lab.studies.worker import WorkerJob, worker_main
+from ttt_lab.studies.worker import WorkerJob, plan_job, worker_main
 
 COLOURS = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red"}
 
@@ -85,10 +85,7 @@ class WorkerPool:
         return self.tally
 
     def _job(self, index: int, threads: int, log_dir: Path) -> WorkerJob:
-        cfg = self.plan.base.cfg
-        return WorkerJob(self.plan.spec, self.storage_url, self.parent, cfg.tracking.uri, cfg.tracking.artifacts,
-                         str(Path(cfg.home).resolve()), index, threads, str(log_dir), self.max_failures,
-                         self.plan.distributions)
+        return plan_job(self.plan, self.storage_url, self.parent, index, threads, str(log_dir), self.max_failures)
 
     def _start(self, ctx, index: int, threads: int, log_dir: Path):
         proc = ctx.Process(target=worker_main, args=(self._job(index, threads, log_dir), self.events, self.stop),

@@ -9,7 +9,6 @@ steps live in their own modules: `recovery` (dead workers' trials), `enqueue`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.console import Console
 
@@ -102,14 +101,13 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     """The workers as scheduler jobs; the tally when waiting for them, None when not."""
     from ttt_lab.names import under
     from ttt_lab.studies import launcher
-    from ttt_lab.studies.worker import WorkerJob
+    from ttt_lab.studies.worker import plan_job
 
-    cfg, la = plan.base.cfg, launch.launcher
+    la = launch.launcher
     n = max(1, min(la.workers or workers, todo))
-    log_dir = under(cfg.home, "studies", plan.spec.name)
+    log_dir = under(plan.base.cfg.home, "studies", plan.spec.name)
     log_dir.mkdir(parents=True, exist_ok=True)
-    base = WorkerJob(plan.spec, url, parent, cfg.tracking.uri, cfg.tracking.artifacts, str(Path(cfg.home).resolve()),
-                     0, 1, str(log_dir), max_failures, plan.distributions)
+    base = plan_job(plan, url, parent, 0, 1, str(log_dir), max_failures)
     workers_ = launcher.worker_jobs(base, la, n)
     jobs = launcher.submit(workers_, la, console)
     if not launch.wait:

@@ -34,6 +34,14 @@ class WorkerJob:
     """The scheduler's id of this worker (a SLURM array task), recorded on each trial it runs."""
 
 
+def plan_job(plan, storage_url: str, parent_run_id: str, index: int, threads: int, log_dir: str,
+             max_failures: int | None = None) -> WorkerJob:
+    """The worker job of one of a study's workers (the process pool's and the launcher's)."""
+    cfg = plan.base.cfg
+    return WorkerJob(plan.spec, storage_url, parent_run_id, cfg.tracking.uri, cfg.tracking.artifacts,
+                     str(Path(cfg.home).resolve()), index, threads, log_dir, max_failures, plan.distributions)
+
+
 def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
     """The next trial for this worker, or None when the study has nothing left to run. Call
     under the study's mutex: counting and asking are one step. `Study.ask` takes an enqueued

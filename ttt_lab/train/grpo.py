@@ -57,7 +57,6 @@ def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
 
 def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
                       index: int = 0):
-
     from ttt_lab.game.seeding import derive_seed
 
     opponent = build_opponent(cfg.opponent)

@@ -58,11 +58,13 @@ class _Draws:
         """One token per row from the log-probabilities `logp`."""
         if self.rows is None:
             return torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(-1)
+        rows = [r for r, on in enumerate(writing) if on]
+        if not rows:
+            return logp.argmax(dim=-1)
+        u = torch.stack([torch.rand(logp.shape[-1], generator=self.rows[r], dtype=torch.float64) for r in rows])
+        gumbel = -torch.log(-torch.log(u.clamp_(1e-300, 1.0)))  # argmax(logp + Gumbel) draws from softmax(logp)
         noise = torch.zeros_like(logp)
-        for r, on in enumerate(writing):
-            if on:  # Gumbel-max: argmax(logp + Gumbel noise) is a draw from softmax(logp)
-                u = torch.rand(logp.shape[-1], generator=self.rows[r], dtype=torch.float64).clamp_(1e-300, 1.0)
-                noise[r] = (-torch.log(-torch.log(u))).to(noise.device, noise.dtype)
+        noise[torch.tensor(rows, device=logp.device)] = gumbel.to(logp.device, logp.dtype)
         return (logp + noise).argmax(dim=-1)
 
 
