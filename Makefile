@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-slow test-vllm run bench lint clean
+.PHONY: help install test test-slow test-vllm test-verifiers run bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -43,6 +43,22 @@ $(VLLM_STAMP): pyproject.toml constraints.txt
 test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own environment .venv-vllm, ~3.5 GB)
 	TTT_LAB_TEST=1 VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind HF_HUB_OFFLINE=1 \
 	  LD_PRELOAD=$(abspath $(VLLM_VENV))/lib/libiomp5.so $(VLLM_VENV)/bin/python -m pytest -q -m vllm -rA -p no:warnings tests/vllm
+
+VF_VENV ?= .venv-verifiers
+VF_STAMP := $(VF_VENV)/.installed-stamp
+# what verifiers' chat harness (a PEP 723 script) asks uv for; served offline from this wheelhouse
+VF_HARNESS_DEPS := openai "mcp==2.0.0" httpx httpx2 tenacity certifi
+
+$(VF_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(VF_VENV)/bin/pip install -q -c constraints.txt -e '.[verifiers,test]' 2>&1 | grep -v "is ignored" || true
+	$(VF_VENV)/bin/pip download -q --only-binary=:all: -d $(VF_VENV)/wheelhouse $(VF_HARNESS_DEPS) 2>&1 | grep -v "is ignored" || true
+	$(VF_VENV)/bin/python -c 'import verifiers.v1, ttt_lab_verifiers, pytest'
+	touch $(VF_STAMP)
+
+test-verifiers: $(VF_STAMP)  ## vf-eval on ttt-lab's verifiers environment, offline (its own environment .venv-verifiers)
+	TTT_LAB_TEST=1 $(VF_VENV)/bin/python -m pytest -q -m verifiers -rA -p no:warnings tests/verifiers
 
 run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (~9 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status

@@ -1,14 +1,11 @@
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli, free_port
+from tests.players.endpoint import running_endpoint
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
@@ -20,26 +17,8 @@ pytestmark = pytest.mark.xdist_group("openai")
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("openai_server.py")), str(port)])
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(url + "/v1/models", timeout=1)
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("test server did not start") from None
-            time.sleep(0.1)
-    yield url + "/v1"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    with running_endpoint() as url:
+        yield url
 
 
 def examples(n: int = 8):
