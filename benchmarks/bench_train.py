@@ -1,11 +1,12 @@
-"""RL training throughput of the tiny model on CPU: games/s (generation + update) and the
-share of time spent generating, at batch sizes 64 and 256.
+"""Training throughput of the tiny model on CPU, two modes in one run: the fp32 eager baseline
+and what `train.precision=auto train.compile=auto` choose here (plus any --fast overrides):
+SFT warm-up games/s, RL games/s (generation + update) at batch sizes 64 and 256, their ratio,
+the share of an RL step spent generating, and generation alone (the rollout engine playing the
+same games without an update).
 
-    python benchmarks/bench_train.py [--steps N] [--batch-sizes 64 256]
+    python benchmarks/bench_train.py [--steps N] [--batch-sizes 64 256] [--fast model.hidden_size=64 ...]
 
-The baseline measured in the same run is generation alone: the rollout engine playing the
-same games without any update, so the ratio shows what the update costs. The first step
-of each run (warm-up) is not counted.
+The first RL step of each run (warm-up) is not counted.
 """
 
 from __future__ import annotations
@@ -56,32 +57,58 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     return bs * (steps - 1) / total, spent["gen"] / total, len(examples) / (time.perf_counter() - t)
 
 
+MODES = {"baseline": ["train.precision=fp32", "train.compile=false"],
+         "auto": ["train.precision=auto", "train.compile=auto"]}
+"""baseline: the fp32 eager engine as it was before the fast-path settings; auto: what
+`train.precision=auto train.compile=auto` choose on this machine (plus --fast overrides)."""
+
+
+def run_mode(name: str, base: list[str], home: Path, args) -> dict:
+    import time as _time
+
+    from ttt_lab.config.load import load
+    from ttt_lab.players.hf import resolve_model_path
+    from ttt_lab.train.runtime import use_bf16, use_compile
+    from ttt_lab.train.sft import run_sft
+
+    cfg = load(base).cfg
+    start = home / f"sft-{name}"
+    t = _time.perf_counter()
+    info = run_sft(cfg, resolve_model_path(cfg), start)
+    sft_rate = info["kept"] * cfg.train.sft.epochs / (_time.perf_counter() - t)
+    rl = {bs: measure(base, start, home / name, bs, args.steps) for bs in args.batch_sizes}
+    return {"sft": sft_rate, "rl": rl, "bf16": use_bf16(cfg), "compile": use_compile(cfg)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--micro", type=int, default=None, help="train.micro_batch_size (default: the config's)")
+    ap.add_argument("--fast", nargs="*", default=[], help="overrides added to the auto mode (e.g. a smaller model)")
     args = ap.parse_args()
 
-    from ttt_lab.config.load import load
-    from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train.runtime import quiet, torch_threads
-    from ttt_lab.train.sft import run_sft
 
     quiet()
     torch_threads()
+    results = {}
     with tempfile.TemporaryDirectory() as d:
         home = Path(d)
         base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false", "train.sft.num_games=300",
                 "train.sft.epochs=2", *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]
-        cfg = load(base).cfg
-        start = home / "sft"
-        run_sft(cfg, resolve_model_path(cfg), start)
-        print(f"{'batch':>6s} {'games/s':>9s} {'generating':>11s} {'generation alone, games/s':>26s}")
-        for bs in args.batch_sizes:
-            rate, share, gen = measure(base, start, home, bs, args.steps)
-            print(f"{bs:6d} {rate:9.1f} {100 * share:10.0f}% {gen:26.1f}")
-    print("goal: >= 150 games/s at batch 256 (reference: ~36 games/s for a plain per-turn generate loop)")
+        for name, extra in MODES.items():
+            results[name] = run_mode(name, [*base, *extra, *(args.fast if name == "auto" else [])], home, args)
+    b, a = results["baseline"], results["auto"]
+    print(f"auto chose: bf16={a['bf16']}, compile={a['compile']}; --fast overrides: {' '.join(args.fast) or 'none'}")
+    heads = ("baseline", "auto", "ratio", "generating (auto)", "generation alone")
+    print(f"{'':14s} {heads[0]:>10s} {heads[1]:>10s} {heads[2]:>7s} {heads[3]:>18s} {heads[4]:>17s}")
+    print(f"{'SFT games/s':14s} {b['sft']:10.1f} {a['sft']:10.1f} {a['sft'] / b['sft']:6.2f}x")
+    for bs in args.batch_sizes:
+        (rb, _, _), (ra, share, gen) = b["rl"][bs], a["rl"][bs]
+        label = f"RL @{bs} games/s"
+        print(f"{label:14s} {rb:10.1f} {ra:10.1f} {ra / rb:6.2f}x {100 * share:17.0f}% {gen:17.1f}")
+    print("goal: >= 150 games/s at batch 256 and >= 4x the baseline; SFT >= 2x")
 
 
 if __name__ == "__main__":

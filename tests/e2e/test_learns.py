@@ -1,4 +1,4 @@
-"""The embedded CPU recipe must learn (slow: about 20 minutes on 2 cores; `make test-slow`)."""
+"""The embedded CPU recipe must learn (slow: a whole `ttt-lab train experiment=tiny_cpu`; `make test-slow`)."""
 
 import os
 import time
@@ -31,8 +31,8 @@ def test_tiny_cpu_recipe_learns(home: Path) -> None:
     import mlflow
 
     ref = mlflow.search_runs(experiment_names=["reference"], output_format="list")[0].data.metrics
-    print(f"minutes {minutes:.1f}; final {m}; minimax reference {ref}")
-    assert minutes < 20
+    print(f"minutes {minutes:.1f} (reported, not asserted: timing goals live in benchmarks/); final {m}; "
+          f"minimax reference {ref}")
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
     assert m["eval/random/win_rate"] >= 0.9 * ref["eval/random/win_rate"]
     assert m["eval/optimal/draw_rate"] >= 0.7

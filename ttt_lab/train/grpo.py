@@ -27,7 +27,7 @@ from ttt_lab.train.phase_data import (
     phase_steps,
 )
 from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import use_bf16
+from ttt_lab.train.runtime import use_bf16, use_compile
 
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
@@ -148,7 +148,7 @@ def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_compl
         max_completion_length=max_completion,
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
         shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
-        bf16=use_bf16(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
+        bf16=use_bf16(cfg), torch_compile=use_compile(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
         report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
         save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
         warmup_steps=phase.warmup_steps, log_completions=False, ddp_find_unused_parameters=False,

@@ -31,7 +31,7 @@ from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
-from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16
+from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16, use_compile
 
 
 @dataclass
@@ -112,6 +112,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
     distributed.check_processes(cfg.train.processes)
     torch_threads()
     use_bf16(cfg, say=lambda line: console.print(line, highlight=False))
+    use_compile(cfg, say=lambda line: console.print(line, highlight=False))
     start = time.perf_counter()
     folder = Path(cfg.home) / "train" / loaded.config_hash
 

@@ -60,6 +60,18 @@ def use_bf16(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
     return False
 
 
+def use_compile(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
+    """Whether SFT and RL updates run a torch.compiled model (`train.compile`); `say` hears why
+    `auto` does not."""
+    choice = str(cfg.train.compile).lower()
+    if choice != "auto":
+        return choice == "true"
+    if say is not None:
+        say(f"train.compile=auto: not compiling on {cfg.model.device} (measured on CPU: ~8 % faster updates for "
+            "~90 s of compiling; train.compile=true forces it)")
+    return False
+
+
 def autocast(bf16: bool, device: str):
     """bf16 autocast on `device` when `bf16`, else a no-op context."""
     import contextlib

@@ -18,7 +18,7 @@ from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
-from ttt_lab.train.runtime import use_bf16
+from ttt_lab.train.runtime import use_bf16, use_compile
 
 SFT_SALT = 0x5F7
 
@@ -70,7 +70,7 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
         per_device_train_batch_size=s.batch_size // cfg.train.processes, assistant_only_loss=s.assistant_only_loss,
         max_length=None,
-        use_cpu=cfg.model.device == "cpu", bf16=use_bf16(cfg), report_to="none",
+        use_cpu=cfg.model.device == "cpu", bf16=use_bf16(cfg), torch_compile=use_compile(cfg), report_to="none",
         logging_steps=s.logging_steps, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed,
         lr_scheduler_type=s.lr_scheduler, warmup_steps=s.warmup_steps, disable_tqdm=True, dataset_num_proc=None,
         gradient_checkpointing=cfg.train.gradient_checkpointing, ddp_find_unused_parameters=False,
