@@ -20,6 +20,10 @@ from tests.players.endpoint import running_endpoint
 ROOT = Path(__file__).resolve().parents[2]
 WHEELHOUSE = Path(os.environ.get("TTT_LAB_VF_WHEELHOUSE", Path(sys.prefix) / "wheelhouse"))
 BIN = Path(sys.executable).parent
+UV_CACHE = Path(sys.prefix) / "uv-cache"
+"""uv's cache for the chat harness's environment, beside the wheelhouse: empty in a new environment,
+so the first run proves the harness installs offline (the interpreter is this one's, whose wheels the
+wheelhouse holds)."""
 
 
 def why_not() -> str | None:
@@ -52,6 +56,7 @@ def offline_env(tmp: Path) -> dict[str, str]:
     empty.mkdir(exist_ok=True)
     return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", UV_DEFAULT_INDEX=empty.as_uri(),
                 UV_FIND_LINKS=str(WHEELHOUSE), UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1",
+                UV_PYTHON=getattr(sys, "_base_executable", sys.executable), UV_CACHE_DIR=str(UV_CACHE),
                 TTT_LAB_HOME=str(tmp / "home"), TTT_LAB_TEST="1")
 
 
