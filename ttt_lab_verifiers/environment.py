@@ -14,6 +14,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
+from verifiers.v1.types import AssistantMessage, content_text
 
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.episode import Episode
@@ -79,9 +80,8 @@ class TttLabEnvConfig(vf.EnvConfig):
 def _reply(segment) -> str:
     """The player's reply as it was sampled (`Segment.last_reply` strips it; the parser sees it whole)."""
     for message in reversed(segment.messages):
-        if getattr(message, "role", None) == "assistant":
-            content = message.content
-            return content if isinstance(content, str) else vf.types.content_text(content)
+        if isinstance(message, AssistantMessage):
+            return content_text(message.content) if message.content is not None else ""
     return segment.last_reply
 
 
