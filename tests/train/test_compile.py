@@ -32,7 +32,7 @@ def test_auto_does_not_compile_and_says_why(tmp_path: Path) -> None:
 
 
 def test_an_unknown_compile_choice_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InvalidSetting, match="train.compile.*auto \\| true \\| false"):
+    with pytest.raises(InvalidSetting, match=r"train\.compile.*auto \| true \| false"):
         cfg_for(tmp_path, "train.compile=sometimes")
 
 

@@ -55,3 +55,9 @@ def test_the_warm_up_key_changes_with_what_the_warm_up_reads_and_only_that(tiny_
     assert key("dataset.sampling=iid") == base  # the RL phases' sampling: the warm-up never reads it
     assert key("train.phases.0.p_min=0.0") == base
     assert key("seed=1") != base and key("dataset.p_max=0.5") != base and key("train.sft.epochs=1") != base
+    from ttt_lab.train.runtime import native_bf16
+
+    # a warm-up is keyed on how it ran: auto is bf16 on native hardware only, and never compiles
+    assert (key("train.precision=fp32") == base) != native_bf16("cpu")
+    assert (key("train.precision=bf16") == base) == native_bf16("cpu")
+    assert key("train.compile=false") == base and key("train.compile=true") != base

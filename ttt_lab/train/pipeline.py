@@ -48,12 +48,15 @@ def sft_key(cfg: Config, base: str) -> str:
     """The warm-up cache's key: its settings and the base model's *content* (how the home
     path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
     share one warm-up), nor do settings the warm-up never reads (the RL phases' dataset sampling:
-    a curriculum study's arms share one)."""
+    a curriculum study's arms share one); a bf16 or compiled warm-up is not an fp32 one."""
     from ttt_lab.train.sft import teacher_dataset
 
     spec = {"base": checkpoint_digest(base), "sft": dataclasses.asdict(cfg.train.sft),
             "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)), "seed": cfg.seed,
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
+    # How the warm-up's arithmetic ran, when not the fp32 eager default (whose keys stay as they were).
+    spec |= {"bf16": True} if use_bf16(cfg) else {}
+    spec |= {"compiled": True} if use_compile(cfg) else {}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
