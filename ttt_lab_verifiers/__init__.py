@@ -6,7 +6,8 @@ verifiers finds the environment's classes through `__all__`; they are imported o
 
 from typing import Any
 
-__all__ = ["TttLabData", "TttLabEnv", "TttLabEnvConfig", "TttLabTask", "TttLabTaskset", "TttLabTasksetConfig"]
+__all__ = ["TttLabData", "TttLabEnv", "TttLabEnvConfig", "TttLabTask", "TttLabTaskset", "TttLabTasksetConfig",
+           "load_environment"]
 
 
 def __getattr__(name: str) -> Any:

@@ -117,3 +117,10 @@ class TttLabEnv(vf.Env[TttLabEnvConfig]):
                 "are not recorded. A cap on the player (--env.player.max-turns) must allow env.max_model_turns replies."
             )
         _record(interaction.trace, episode, game, taskset.loaded.cfg.env.reward)
+
+
+def load_environment(overrides: list[str] | None = None, split: str = "eval", **config) -> TttLabEnv:
+    """The environment built in Python rather than from `vf-eval` flags: `overrides` are ttt-lab's
+    (as on its CLI), `config` any other field of `TttLabEnvConfig` (e.g. `player={...}`)."""
+    taskset = {"id": "ttt-lab-verifiers", "overrides": list(overrides or []), "split": split}
+    return TttLabEnv(TttLabEnvConfig(taskset=taskset, **config))

@@ -111,3 +111,18 @@ def test_a_server_that_is_down_records_no_rewards(tmp_path: Path) -> None:
     assert all("stopped after 0 replies" in json.dumps(row["errors"]) for row in rows)
     assert all(not t["rewards"] for row in rows for t in row["traces"])
     assert offline_env(tmp_path)["UV_PYTHON_DOWNLOADS"] == "never"
+
+
+def test_load_environment_builds_the_same_tasks_in_python() -> None:
+    from ttt_lab_verifiers import load_environment
+
+    env = load_environment(["eval.games=3", "eval.suite=quick", "env.think=off"])
+    tasks = list(env.taskset)
+    assert [t.data.name for t in tasks] == ["random#0", "random#1", "random#2", "optimal#0", "optimal#1", "optimal#2"]
+    from ttt_lab.env import prompts
+
+    assert {t.data.system_prompt for t in tasks} == {prompts.system_prompt("X", "off")}
+    train = load_environment(["dataset.size=5"], split="train")
+    assert [t.data.entry for t in train.taskset] == ["train"] * 5
+    with pytest.raises(ValueError, match="Key 'bogus' not in 'EnvConfig'"):
+        load_environment(["env.bogus=1"])
