@@ -46,14 +46,14 @@ test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own envi
 
 VF_VENV ?= .venv-verifiers
 VF_STAMP := $(VF_VENV)/.installed-stamp
-# what verifiers' chat harness (a PEP 723 script) asks uv for; served offline from this wheelhouse
-VF_HARNESS_DEPS := openai "mcp==2.0.0" httpx httpx2 tenacity certifi
 
 $(VF_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VF_VENV)
 	$(VF_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(VF_VENV)/bin/pip install -q -c constraints.txt -e '.[verifiers,test]' 2>&1 | grep -v "is ignored" || true
-	$(VF_VENV)/bin/pip download -q --only-binary=:all: -d $(VF_VENV)/wheelhouse $(VF_HARNESS_DEPS) 2>&1 | grep -v "is ignored" || true
+	# what verifiers' chat harness (a PEP 723 script) asks uv for, served offline from a wheelhouse
+	$(VF_VENV)/bin/python tests/verifiers/harness_deps.py > $(VF_VENV)/harness-requirements.txt
+	$(VF_VENV)/bin/pip download -q --only-binary=:all: -d $(VF_VENV)/wheelhouse -r $(VF_VENV)/harness-requirements.txt 2>&1 | grep -v "is ignored" || true
 	$(VF_VENV)/bin/python -c 'import verifiers.v1, ttt_lab_verifiers, pytest'
 	touch $(VF_STAMP)
 

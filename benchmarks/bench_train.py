@@ -64,8 +64,6 @@ MODES = {"baseline": ["train.precision=fp32", "train.compile=false"],
 
 
 def run_mode(name: str, base: list[str], home: Path, args) -> dict:
-    import time as _time
-
     from ttt_lab.config.load import load
     from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train.runtime import use_bf16, use_compile
@@ -73,11 +71,19 @@ def run_mode(name: str, base: list[str], home: Path, args) -> dict:
 
     cfg = load(base).cfg
     start = home / f"sft-{name}"
-    t = _time.perf_counter()
+    t = time.perf_counter()
     info = run_sft(cfg, resolve_model_path(cfg), start)
-    sft_rate = info["kept"] * cfg.train.sft.epochs / (_time.perf_counter() - t)
+    sft_rate = info["kept"] * cfg.train.sft.epochs / (time.perf_counter() - t)
     rl = {bs: measure(base, start, home / name, bs, args.steps) for bs in args.batch_sizes}
     return {"sft": sft_rate, "rl": rl, "bf16": use_bf16(cfg), "compile": use_compile(cfg)}
+
+
+def _choices(overrides: list[str]) -> tuple[bool, bool]:
+    from ttt_lab.config.load import load
+    from ttt_lab.train.runtime import use_bf16, use_compile
+
+    cfg = load(overrides).cfg
+    return use_bf16(cfg), use_compile(cfg)
 
 
 def main() -> None:
@@ -97,10 +103,14 @@ def main() -> None:
         home = Path(d)
         base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false", "train.sft.num_games=300",
                 "train.sft.epochs=2", *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]
-        for name, extra in MODES.items():
-            results[name] = run_mode(name, [*base, *extra, *(args.fast if name == "auto" else [])], home, args)
+        modes = {name: [*base, *extra, *(args.fast if name == "auto" else [])] for name, extra in MODES.items()}
+        same = not args.fast and _choices(modes["auto"]) == _choices(modes["baseline"])
+        for name, overrides in modes.items():
+            results[name] = results["baseline"] if same and name == "auto" else run_mode(name, overrides, home, args)
     b, a = results["baseline"], results["auto"]
     print(f"auto chose: bf16={a['bf16']}, compile={a['compile']}; --fast overrides: {' '.join(args.fast) or 'none'}")
+    if same:
+        print("auto runs the baseline's settings on this machine: measured once (ratio 1 by construction)")
     heads = ("baseline", "auto", "ratio", "generating (auto)", "generation alone")
     print(f"{'':14s} {heads[0]:>10s} {heads[1]:>10s} {heads[2]:>7s} {heads[3]:>18s} {heads[4]:>17s}")
     print(f"{'SFT games/s':14s} {b['sft']:10.1f} {a['sft']:10.1f} {a['sft'] / b['sft']:6.2f}x")
