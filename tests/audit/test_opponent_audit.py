@@ -113,3 +113,9 @@ def test_the_audit_finds_the_set_a_user_class_draws_from(name: str, status: str,
 def test_the_built_in_fast_scoring_opponent_is_found_drawing_from_the_fastest_moves() -> None:
     assert run(OpponentConfig(scoring="fast"), processes=False).data["tie_set"] == "fast"
     assert run(OpponentConfig(scoring="value"), processes=False).data["tie_set"] == "value"
+
+
+def test_the_built_in_exploiting_opponent_is_found_drawing_from_its_own_subset_and_fair_within_it() -> None:
+    audit = run(OpponentConfig(scoring="exploit"), processes=False)
+    assert audit.data["tie_set"] == "exploit"
+    assert all(audit.check(n).status == PASS for n in TIE_CHECKS), [(c.name, c.status) for c in audit.checks]

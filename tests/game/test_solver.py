@@ -6,7 +6,7 @@ from hypothesis import given
 from ttt_lab.errors import InvalidBoard
 from ttt_lab.game import fastest_moves, optimal_moves, value
 from ttt_lab.game.board import EMPTY, legal_moves, play, side_to_move, winner
-from ttt_lab.game.solver import NO_CHILD, table
+from ttt_lab.game.solver import NO_CHILD, exploiting_moves, table
 from ttt_lab.game.symmetry import map_cell, transform
 
 from .strategies import nonterminal_board, reachable_board
@@ -23,6 +23,20 @@ def naive_value(board: str) -> int:
         return 0
     vals = [naive_value(play(board, m)) for m in moves]
     return max(vals) if side_to_move(board) == "X" else min(vals)
+
+
+@cache
+def naive_win_chance(board: str, me: str) -> float:
+    """Chance that `me` wins from `board` playing the best optimal move against a uniformly random
+    opponent (plain recursion on boards, floats, independent of the solver's table and fractions)."""
+    w = winner(board)
+    if w is not None or not legal_moves(board):
+        return float(w == me)
+    children = [naive_win_chance(play(board, m), me) for m in legal_moves(board)]
+    if side_to_move(board) != me:
+        return sum(children) / len(children)
+    opt = optimal_moves(board)
+    return max(c for m, c in zip(legal_moves(board), children, strict=True) if m in opt)
 
 
 def test_known_counts_of_tic_tac_toe() -> None:
@@ -113,3 +127,43 @@ def test_unreachable_board_is_explained() -> None:
         value("XXX......")
     with pytest.raises(InvalidBoard, match="9 characters"):
         optimal_moves("")
+
+
+def test_exploiting_moves_are_the_optimal_ones_that_beat_random_play_most_often() -> None:
+    t = table()
+    for board in t.boards[:: 7]:
+        if not legal_moves(board):
+            continue
+        me = side_to_move(board)
+        chances = {m: naive_win_chance(play(board, m), me) for m in optimal_moves(board)}
+        best = max(chances.values())
+        assert exploiting_moves(board) == {m for m, c in chances.items() if c > best - 1e-9}, board
+
+
+def test_never_losing_play_wins_87_percent_against_random_and_exploiting_play_96() -> None:
+    """The two numbers the learning goals are measured against: perfect play choosing uniformly among
+    the value-keeping moves, and perfect play choosing the moves that beat random play most often
+    (half of the games moving first)."""
+
+    def uniform(board: str, me: str) -> float:
+        w = winner(board)
+        if w is not None or not legal_moves(board):
+            return float(w == me)
+        moves = legal_moves(board) if side_to_move(board) != me else sorted(optimal_moves(board))
+        return sum(uniform(play(board, m), me) for m in moves) / len(moves)
+
+    assert (uniform(EMPTY, "X") + uniform(EMPTY, "O")) / 2 == pytest.approx(0.8726, abs=1e-4)
+    assert (naive_win_chance(EMPTY, "X") + naive_win_chance(EMPTY, "O")) / 2 == pytest.approx(0.9556, abs=1e-4)
+
+
+def test_exploiting_play_takes_the_corner_and_answers_a_corner_with_the_centre() -> None:
+    assert exploiting_moves(EMPTY) == {0, 2, 6, 8}
+    assert exploiting_moves("X........") == {4}
+
+
+@given(reachable_board())
+def test_exploiting_moves_are_optimal_and_symmetric(board: str) -> None:
+    ex = exploiting_moves(board)
+    assert ex <= optimal_moves(board) and (bool(ex) == bool(legal_moves(board)) or winner(board))
+    for k in range(8):
+        assert exploiting_moves(transform(board, k)) == {map_cell(m, k) for m in ex}

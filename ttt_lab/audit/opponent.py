@@ -19,7 +19,7 @@ from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
 from ttt_lab.evaluation.stats import chi2_sf, normalised_entropy
 from ttt_lab.game.opponents import Opponent, TableOpponent
 from ttt_lab.game.seeding import derive_seed
-from ttt_lab.game.solver import table
+from ttt_lab.game.solver import candidates, table
 from ttt_lab.game.symmetry import CELL_MAPS, transform
 
 REPLAY_SEEDS = 8
@@ -60,33 +60,47 @@ def sample(opponent: Opponent, seeds: list[int]) -> Sample:
 
 
 FAST_SHARE = 0.99
-"""An opponent draws from the fastest-win / slowest-loss moves when at least this share of its
+"""An opponent draws from a subset of the value-keeping moves (the fastest-win / slowest-loss
+ones, or those that win most often against random play) when at least this share of its
 picks, at positions where that subset is smaller than the value-keeping moves, lies inside it."""
+
+SUBSETS = ("fast", "exploit")
+SET_NAMES = {"value": "value-keeping moves", "fast": "fastest-win / slowest-loss moves",
+             "exploit": "moves that win most often against random play"}
 
 
 def tie_sets(scoring: str) -> tuple[tuple[int, ...], ...]:
     """The moves the opponent should be indifferent between, per state."""
-    t = table()
-    return t.fastest if scoring == "fast" else t.optimal
+    return candidates(scoring)
+
+
+def subset_share(smp: Sample, scoring: str) -> tuple[float, int]:
+    """The share of the opponent's optimal picks inside `scoring`'s subset, at the positions where
+    that subset is smaller than the value-keeping moves (and how many such positions)."""
+    t, sub = table(), candidates(scoring)
+    inside = total = positions = 0
+    for i, s in enumerate(smp.states):
+        subset, opt = set(sub[s]), set(t.optimal[s])
+        if len(opt) < 2 or subset == opt:
+            continue
+        positions += 1
+        picks = [m for m in smp.replies[i] if m in opt]
+        inside += sum(m in subset for m in picks)
+        total += len(picks)
+    return (inside / total if total else 0.0), positions if total else 0
 
 
 def detect_tie_set(smp: Sample) -> tuple[str, float, int]:
     """Which set of best moves the opponent draws from, read off its own picks (not its
-    config): ("fast" | "value", share of picks inside the fastest subset, positions where the
-    two sets differ). A user class that prefers quick wins is then compared with the moves it
-    chooses among, like the built-in `scoring: fast`."""
-    t = table()
-    inside = total = positions = 0
-    for i, s in enumerate(smp.states):
-        fast, opt = set(t.fastest[s]), set(t.optimal[s])
-        if len(opt) < 2 or fast == opt:
-            continue
-        positions += 1
-        picks = [m for m in smp.replies[i] if m in opt]
-        inside += sum(m in fast for m in picks)
-        total += len(picks)
-    share = inside / total if total else 0.0
-    return ("fast" if total and share >= FAST_SHARE else "value"), share, positions
+    config): ("value" | "fast" | "exploit", share of picks inside the subset tried last or found,
+    positions where it differs from the value-keeping moves). A user class that prefers quick
+    wins is then compared with the moves it chooses among, like the built-in `scoring: fast`."""
+    share, positions = 0.0, 0
+    for scoring in SUBSETS:
+        share, positions = subset_share(smp, scoring)
+        if positions and share >= FAST_SHARE:
+            return scoring, share, positions
+    return "value", share, positions
 
 
 def tie_break_checks(smp: Sample, ties: tuple[tuple[int, ...], ...], a: OpponentAuditConfig
@@ -271,10 +285,11 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
     found, share, where = detect_tie_set(smp)
     checks, data = tie_break_checks(smp, tie_sets(found), a)
     audit.data.update(data | {"tie_set": found})
-    named = "fastest-win / slowest-loss moves" if found == "fast" else "value-keeping moves"
-    checks.insert(0, Check("tie_break.set", share, f"fast if >= {FAST_SHARE:g}", PASS,
-                           f"draws from the {named}: {share:.1%} of its picks at the {where} positions where "
-                           "the fastest moves are fewer lie among them; the tie-break checks below use that set"))
+    subset = found if found != "value" else SUBSETS[-1]
+    checks.insert(0, Check("tie_break.set", share, f"a subset if >= {FAST_SHARE:g}", PASS,
+                           f"draws from the {SET_NAMES[found]}: {share:.1%} of its picks at the {where} positions "
+                           f"where the {SET_NAMES[subset]} are fewer lie among them; the tie-break checks below "
+                           "use that set"))
     checks.append(skipped("optimality", "the random opponent does not aim for optimal play") if is_random
                   else optimality_check(smp, a))
     if noisy is None:

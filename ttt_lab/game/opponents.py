@@ -12,10 +12,10 @@ from typing import Protocol, runtime_checkable
 
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.game.seeding import OPPONENT_STREAM, mix64, pick, position_key, seed_key, uniform
-from ttt_lab.game.solver import SolverTable, table
+from ttt_lab.game.solver import SolverTable, candidates, table
 
 TIE_BREAKS = ("random", "first", "last")
-SCORINGS = ("value", "fast")
+SCORINGS = ("value", "fast", "exploit")
 
 
 @runtime_checkable
@@ -91,7 +91,9 @@ class MinimaxOpponent(TableOpponent):
     """Perfect play, breaking ties among equally good moves by `tie_break`.
 
     `scoring='value'` treats every value-keeping move as equally good; `scoring='fast'`
-    keeps only those that win soonest or lose latest. `tie_break='first'` (lowest cell)
+    keeps only those that win soonest or lose latest; `scoring='exploit'` those that win most
+    often against a uniformly random opponent (never-losing play that also exploits mistakes:
+    about 96 % wins against random, against 87 % for `value`). `tie_break='first'` (lowest cell)
     reproduces the bias of the published environment's opponent.
     """
 
@@ -105,7 +107,7 @@ class MinimaxOpponent(TableOpponent):
         super().__init__(p_random, stream)
         self.tie_break = check_choice("tie_break", tie_break, TIE_BREAKS)
         self.scoring = check_choice("scoring", scoring, SCORINGS)
-        self._candidates = self._table.fastest if scoring == "fast" else self._table.optimal
+        self._candidates = candidates(scoring)
         self._first = tie_break == "first"
         self._last = tie_break == "last"
 

@@ -4,12 +4,15 @@ States are numbered in breadth-first order from the empty board (state 0), so a 
 children always have larger numbers and one backward pass solves the game. `value` is
 the perfect-play value for X (+1 win, 0 draw, -1 loss). `optimal` holds every move that
 keeps the value for the side to move; `fastest` the subset that wins soonest or loses
-latest (the published environment's scoring), scored as +/-(10 - marks at the end).
+latest (the published environment's scoring), scored as +/-(10 - marks at the end);
+`exploiting()` the subset that wins most often against a uniformly random opponent when the
+same rule plays every later move (exact fractions: symmetric moves tie exactly).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 
 from ttt_lab.errors import InvalidBoard
@@ -88,6 +91,31 @@ def _best(moves_scores: list[tuple[int, int]], maximise: bool) -> tuple[int, tup
 
 
 @cache
+def exploiting() -> tuple[tuple[int, ...], ...]:
+    """Per state, the optimal moves that maximise the mover's chance of beating a random opponent.
+
+    Built on first use (about 0.1 s of exact fractions), apart from `table()` so that only the
+    rule that needs it pays. Backward over the states: `wins[i]` is the chance that the side to
+    move at `i` wins playing this rule against random replies; `after[j]` the chance that the side that just moved into
+    `j` wins, its opponent now moving at random."""
+    t = table()
+    children, optimal = t.children, t.optimal
+    n = len(children)
+    wins, after = [Fraction(0)] * n, [Fraction(0)] * n
+    best: list[tuple[int, ...]] = [()] * n
+    for i in range(n - 1, -1, -1):
+        row = children[i]
+        moves = [c for c in range(9) if row[c] != NO_CHILD]
+        if not moves:
+            after[i] = Fraction(1 if t.winner[i] is not None else 0)
+            continue
+        scores = [(c, after[row[c]]) for c in optimal[i]]
+        wins[i], best[i] = _best(scores, True)
+        after[i] = sum((wins[row[c]] for c in moves if not t.terminal[row[c]]), Fraction(0)) / len(moves)
+    return tuple(best)
+
+
+@cache
 def table() -> SolverTable:
     """The solved game; built on first use (tens of milliseconds) and shared afterwards."""
     boards, index, children, winners = _expand()
@@ -141,6 +169,20 @@ def fastest_moves(board: str) -> frozenset[int]:
     """The optimal moves that win soonest, or lose latest (a subset of `optimal_moves`)."""
     t = table()
     return frozenset(t.fastest[t.state(board)])
+
+
+def exploiting_moves(board: str) -> frozenset[int]:
+    """The optimal moves that win most often against a random opponent (a subset of `optimal_moves`)."""
+    t = table()
+    return frozenset(exploiting()[t.state(board)])
+
+
+def candidates(scoring: str) -> tuple[tuple[int, ...], ...]:
+    """Per state, the moves a built-in minimax chooses among under `scoring` (value | fast | exploit)."""
+    if scoring == "exploit":
+        return exploiting()
+    t = table()
+    return t.fastest if scoring == "fast" else t.optimal
 
 
 def reachable_positions() -> tuple[str, ...]:

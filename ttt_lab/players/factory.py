@@ -13,7 +13,7 @@ def build_player(cfg: Config) -> Player:
         think = cfg.env.think != "off"
         if p.policy == "random":
             return random_player(think=think)
-        return minimax_player(tie_break=p.tie_break, p_random=p.p_random, think=think)
+        return minimax_player(tie_break=p.tie_break, p_random=p.p_random, think=think, scoring=p.scoring)
     if p.kind == "hf":
         from ttt_lab.players.hf import HFPlayer
 

@@ -50,5 +50,7 @@ def random_player(think: bool = True) -> ScriptedPlayer:
     return ScriptedPlayer(RandomOpponent(stream=PLAYER_STREAM), think)
 
 
-def minimax_player(tie_break: str = "random", p_random: float = 0.0, think: bool = True) -> ScriptedPlayer:
-    return ScriptedPlayer(MinimaxOpponent(tie_break=tie_break, p_random=p_random, stream=PLAYER_STREAM), think)
+def minimax_player(tie_break: str = "random", p_random: float = 0.0, think: bool = True,
+                   scoring: str = "value") -> ScriptedPlayer:
+    opponent = MinimaxOpponent(tie_break=tie_break, scoring=scoring, p_random=p_random, stream=PLAYER_STREAM)
+    return ScriptedPlayer(opponent, think)

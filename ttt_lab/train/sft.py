@@ -36,7 +36,7 @@ def teacher_games(cfg: Config) -> list[GameRecord]:
     """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range."""
     s = cfg.train.sft
     examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
-    teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off")
+    teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off", scoring=s.teacher_scoring)
     return play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
 
 
