@@ -1,6 +1,9 @@
-"""The embedded CPU recipe must learn (slow: a whole `ttt-lab train experiment=tiny_cpu`; `make test-slow`)."""
+"""The embedded CPU recipes must learn (slow: whole `ttt-lab train experiment=tiny_cpu` and
+`experiment=tiny_cpu_long` runs; `make test-slow`)."""
 
+import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -10,33 +13,79 @@ from tests.conftest import cli
 
 pytestmark = pytest.mark.slow
 
+THREADS = {**os.environ, "TTT_LAB_TORCH_THREADS": "2"}
 
-def final_metrics(home: Path) -> dict[str, float]:
+
+def tracked(home: Path, experiment: str, kind: str) -> list:
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{home}/mlflow.db")
-    runs = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`ttt.kind` = 'train'",
+    return mlflow.search_runs(experiment_names=[experiment], filter_string=f"tags.`ttt.kind` = '{kind}'",
                               output_format="list")
-    assert len(runs) == 1
-    return runs[0].data.metrics, runs[0].data.tags
+
+
+def train(home: Path, experiment: str) -> tuple[dict[str, float], dict[str, str], float]:
+    """Train from an empty home; the final metrics, tags and wall time in minutes."""
+    start = time.monotonic()
+    cli("train", f"experiment={experiment}", timeout=60 * 60, env=THREADS)
+    minutes = (time.monotonic() - start) / 60
+    (run,) = tracked(home, "ttt-lab", "train")
+    return run.data.metrics, run.data.tags, minutes
+
+
+def evaluate(*overrides: str, experiment: str) -> dict[str, float]:
+    cli("eval", "eval.suite=quick", "games=400", f"tracking.experiment={experiment}", *overrides, env=THREADS)
+    return tracked(Path(os.environ["TTT_LAB_HOME"]), experiment, "eval")[0].data.metrics
+
+
+def rates(m: dict[str, float], prefix: str = "eval") -> str:
+    return (f"wins vs random {m[f'{prefix}/random/win_rate']:.1%}, draws vs optimal "
+            f"{m[f'{prefix}/optimal/draw_rate']:.1%}, invalid {m[f'{prefix}/random/invalid_rate']:.2%} / "
+            f"{m[f'{prefix}/optimal/invalid_rate']:.2%}")
+
+
+def assert_rl_beats_sft(m: dict[str, float]) -> None:
+    improved_wins = m["eval/random/win_rate_lo"] > m["eval_sft/random/win_rate_hi"]
+    improved_draws = m["eval/optimal/draw_rate_lo"] > m["eval_sft/optimal/draw_rate_hi"]
+    assert improved_wins or improved_draws, rates(m)  # beyond the 95 % intervals
 
 
 def test_tiny_cpu_recipe_learns(home: Path) -> None:
-    start = time.monotonic()
-    cli("train", "experiment=tiny_cpu", timeout=40 * 60, env={**os.environ, "TTT_LAB_TORCH_THREADS": "2"})
-    minutes = (time.monotonic() - start) / 60
-    m, tags = final_metrics(home)
-    teacher = cli("eval", "player=minimax", "eval.suite=quick", "games=400", "tracking.experiment=reference")
-    assert "optimal" in teacher.stdout
-    import mlflow
-
-    ref = mlflow.search_runs(experiment_names=["reference"], output_format="list")[0].data.metrics
-    print(f"minutes {minutes:.1f} (reported, not asserted: timing goals live in benchmarks/); final {m}; "
-          f"minimax reference {ref}")
+    m, tags, minutes = train(home, "tiny_cpu")
+    ref = evaluate("player=minimax", experiment="reference")
+    print(f"tiny_cpu: {minutes:.1f} min (reported, not asserted: timing goals live in benchmarks/); "
+          f"after SFT {rates(m, 'eval_sft')}; final {rates(m)}; minimax reference {ref}")
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
     assert m["eval/random/win_rate"] >= 0.9 * ref["eval/random/win_rate"]
-    assert m["eval/optimal/draw_rate"] >= 0.7
-    improved_wins = m["eval/random/win_rate_lo"] > m["eval_sft/random/win_rate_hi"]
-    improved_draws = m["eval/optimal/draw_rate_lo"] > m["eval_sft/optimal/draw_rate_hi"]
-    assert improved_wins or improved_draws  # RL beats the warm-up beyond the 95 % intervals
+    assert m["eval/optimal/draw_rate"] >= 0.85
+    assert_rl_beats_sft(m)
     assert Path(tags["ttt.checkpoint"]).is_dir()
+
+
+def fork_rate(checkpoint: str) -> float:
+    out = cli("audit", "policy", "experiment=tiny_cpu_long", "player=hf", f"model.path={checkpoint}",
+              "--warn-only", env=THREADS)
+    path = re.search(r"wrote (\S+audit\.json)", out.stdout).group(1)
+    checks = {c["name"]: c for c in json.loads(Path(path).read_text())["checks"]}
+    return checks["fork_allowed_rate"]["value"]
+
+
+def test_tiny_cpu_long_recipe_plays_near_the_published_level(home: Path) -> None:
+    """The published level is >= 97 % draws against the optimal opponent and >= 87 % wins against the
+    random one (never-losing play wins 87 % of these games), invalid moves < 1 %, forks < 1 %. Asserted
+    here: what this recipe reached on a 2-core CPU with a margin for run-to-run noise; the published
+    goals are printed beside it."""
+    m, tags, minutes = train(home, "tiny_cpu_long")
+    ckpt = tags["ttt.checkpoint"]
+    sampled = evaluate("experiment=tiny_cpu_long", "player=hf", f"model.path={ckpt}", "player.temperature=1.0",
+                       experiment="sampled")
+    forks = fork_rate(ckpt)
+    reached = {"draws >= 97 %": m["eval/optimal/draw_rate"] >= 0.97, "wins >= 87 %": m["eval/random/win_rate"] >= 0.87,
+               "invalid < 1 %": m["eval/random/invalid_rate"] < 0.01, "forks < 1 %": forks < 0.01}
+    print(f"tiny_cpu_long: {minutes:.1f} min; after SFT {rates(m, 'eval_sft')}; final greedy {rates(m)}; "
+          f"temperature 1.0 {rates(sampled)}; fork-allowed {forks:.1%}; published level: {reached}")
+    assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
+    assert m["eval/random/win_rate"] >= 0.84
+    assert m["eval/optimal/draw_rate"] >= 0.90
+    assert forks < 0.06
+    assert_rl_beats_sft(m)
