@@ -13,7 +13,10 @@ from tests.conftest import cli
 
 pytestmark = pytest.mark.slow
 
-THREADS = {**os.environ, "TTT_LAB_TORCH_THREADS": "2"}
+
+def threads() -> dict[str, str]:
+    """The environment at call time (the `home` fixture sets TTT_LAB_HOME) with 2 torch threads."""
+    return {**os.environ, "TTT_LAB_TORCH_THREADS": "2"}
 
 
 def tracked(home: Path, experiment: str, kind: str) -> list:
@@ -27,14 +30,14 @@ def tracked(home: Path, experiment: str, kind: str) -> list:
 def train(home: Path, experiment: str) -> tuple[dict[str, float], dict[str, str], float]:
     """Train from an empty home; the final metrics, tags and wall time in minutes."""
     start = time.monotonic()
-    cli("train", f"experiment={experiment}", timeout=60 * 60, env=THREADS)
+    cli("train", f"experiment={experiment}", timeout=60 * 60, env=threads())
     minutes = (time.monotonic() - start) / 60
     (run,) = tracked(home, "ttt-lab", "train")
     return run.data.metrics, run.data.tags, minutes
 
 
 def evaluate(*overrides: str, experiment: str) -> dict[str, float]:
-    cli("eval", "eval.suite=quick", "games=400", f"tracking.experiment={experiment}", *overrides, env=THREADS)
+    cli("eval", "eval.suite=quick", "games=400", f"tracking.experiment={experiment}", *overrides, env=threads())
     return tracked(Path(os.environ["TTT_LAB_HOME"]), experiment, "eval")[0].data.metrics
 
 
@@ -64,7 +67,7 @@ def test_tiny_cpu_recipe_learns(home: Path) -> None:
 
 def fork_rate(checkpoint: str) -> float:
     out = cli("audit", "policy", "experiment=tiny_cpu_long", "player=hf", f"model.path={checkpoint}",
-              "--warn-only", env=THREADS)
+              "--warn-only", env=threads())
     path = re.search(r"wrote (\S+audit\.json)", out.stdout).group(1)
     checks = {c["name"]: c for c in json.loads(Path(path).read_text())["checks"]}
     return checks["fork_allowed_rate"]["value"]
