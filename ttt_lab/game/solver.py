@@ -96,8 +96,8 @@ def exploiting() -> tuple[tuple[int, ...], ...]:
 
     Built on first use (about 0.1 s of exact fractions), apart from `table()` so that only the
     rule that needs it pays. Backward over the states: `wins[i]` is the chance that the side to
-    move at `i` wins playing this rule against random replies; `after[j]` the chance that the side that just moved into
-    `j` wins, its opponent now moving at random."""
+    move at `i` wins playing this rule against random replies; `after[j]` the chance that the
+    side that just moved into `j` wins, its opponent now moving at random."""
     t = table()
     children, optimal = t.children, t.optimal
     n = len(children)
