@@ -76,8 +76,8 @@ def fork_rate(checkpoint: str) -> float:
 def test_tiny_cpu_long_recipe_plays_near_the_published_level(home: Path) -> None:
     """The published level is >= 97 % draws against the optimal opponent and >= 87 % wins against the
     random one (never-losing play wins 87 % of these games), invalid moves < 1 %, forks < 1 %. Asserted
-    here: what this recipe reached on a 2-core CPU with a margin for run-to-run noise; the published
-    goals are printed beside it."""
+    here: what this recipe reached on a 2-core AMD EPYC (85.5 % wins, 93.5 % draws, 0.1 % invalid, forks
+    3.2 %) with a margin for run-to-run noise; the published goals are printed beside it."""
     m, tags, minutes = train(home, "tiny_cpu_long")
     ckpt = tags["ttt.checkpoint"]
     sampled = evaluate("experiment=tiny_cpu_long", "player=hf", f"model.path={ckpt}", "player.temperature=1.0",
@@ -88,7 +88,7 @@ def test_tiny_cpu_long_recipe_plays_near_the_published_level(home: Path) -> None
     print(f"tiny_cpu_long: {minutes:.1f} min; after SFT {rates(m, 'eval_sft')}; final greedy {rates(m)}; "
           f"temperature 1.0 {rates(sampled)}; fork-allowed {forks:.1%}; published level: {reached}")
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
-    assert m["eval/random/win_rate"] >= 0.84
+    assert m["eval/random/win_rate"] >= 0.82
     assert m["eval/optimal/draw_rate"] >= 0.90
     assert forks < 0.06
     assert_rl_beats_sft(m)
