@@ -28,7 +28,8 @@ def naive_value(board: str) -> int:
 @cache
 def naive_win_chance(board: str, me: str) -> float:
     """Chance that `me` wins from `board` playing the best optimal move against a uniformly random
-    opponent (plain recursion on boards, floats, independent of the solver's table and fractions)."""
+    opponent (plain recursion on boards with floats; only the value-keeping moves come from the solver,
+    not the exploiting pass under test)."""
     w = winner(board)
     if w is not None or not legal_moves(board):
         return float(w == me)

@@ -239,17 +239,14 @@ def test_gradient_checkpointing_only_trades_memory_for_compute(tiny_checkpoint: 
 def test_the_sft_teacher_plays_the_moves_its_scoring_names(tmp_path: Path) -> None:
     """`train.sft.teacher_scoring=exploit`: every teacher move is one of those that beat random play most
     often, and the teacher wins more of its games than the value-scoring teacher on the same examples."""
-    from ttt_lab.game.solver import exploiting, table
+    from tests.game.replay import model_moves
+    from ttt_lab.game.solver import exploiting
     from ttt_lab.train.sft import teacher_games
 
     def games(scoring: str) -> list:
         return teacher_games(cfg_for(tmp_path, f"train.sft.teacher_scoring={scoring}", "train.sft.num_games=300"))
 
     exploit, value = games("exploit"), games("value")
-    t, best = table(), exploiting()
-    for r in exploit:
-        state = 0
-        for by, cell in r.moves:
-            assert by != "model" or cell in best[state]
-            state = t.children[state][cell]
+    best = exploiting()
+    assert all(cell in best[state] for r in exploit for state, cell in model_moves(r))
     assert sum(r.outcome == "win" for r in exploit) > sum(r.outcome == "win" for r in value)

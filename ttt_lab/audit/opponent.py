@@ -87,7 +87,7 @@ def subset_share(smp: Sample, scoring: str) -> tuple[float, int]:
         picks = [m for m in smp.replies[i] if m in opt]
         inside += sum(m in subset for m in picks)
         total += len(picks)
-    return (inside / total if total else 0.0), positions if total else 0
+    return (inside / total if total else 0.0), positions
 
 
 def detect_tie_set(smp: Sample) -> tuple[str, float, int]:
@@ -98,7 +98,7 @@ def detect_tie_set(smp: Sample) -> tuple[str, float, int]:
     share, positions = 0.0, 0
     for scoring in SUBSETS:
         share, positions = subset_share(smp, scoring)
-        if positions and share >= FAST_SHARE:
+        if share >= FAST_SHARE:
             return scoring, share, positions
     return "value", share, positions
 
