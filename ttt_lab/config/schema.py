@@ -126,6 +126,11 @@ class SftConfig:
     """The minimax teacher's best moves (as `opponent.scoring`): value plays any value-keeping move
     (about 87 % wins against a random opponent), exploit the ones that win most often against
     random play (about 96 %): a sharper target for a player that must also win."""
+    teacher_trees: int = 0
+    """Teacher trees added to the `num_games` sampled games: each is every game the teacher
+    plays when the opponent tries every legal reply (about 750 games, both sides; the tree's
+    tie-breaks follow its own seed). Sampled games meet the rare lines (an opponent's open two
+    to block) rarely; a tree holds each of them once."""
     filter_losses: bool = True
     filter_format_errors: bool = True
     epochs: int = 2
@@ -328,6 +333,11 @@ def validate(cfg: Config) -> Config:
     check_integer("train.sft.warmup_steps", cfg.train.sft.warmup_steps, 0)
     check_integer("train.sft.logging_steps", cfg.train.sft.logging_steps, 1)
     check_one_of("train.sft.teacher_scoring", cfg.train.sft.teacher_scoring, SCORINGS)
+    check_integer("train.sft.num_games", cfg.train.sft.num_games, 0)
+    check_integer("train.sft.teacher_trees", cfg.train.sft.teacher_trees, 0)
+    if cfg.train.sft.enabled and cfg.train.sft.num_games + cfg.train.sft.teacher_trees == 0:
+        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees is 0 (or set "
+                             "train.sft.enabled=false to skip the warm-up)")
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     validate_audit(cfg.audit)

@@ -51,7 +51,10 @@ def sft_key(cfg: Config, base: str) -> str:
     a curriculum study's arms share one); a bf16 or compiled warm-up is not an fp32 one."""
     from ttt_lab.train.sft import teacher_dataset
 
-    spec = {"base": checkpoint_digest(base), "sft": dataclasses.asdict(cfg.train.sft),
+    sft = dataclasses.asdict(cfg.train.sft)
+    if not sft["teacher_trees"]:
+        del sft["teacher_trees"]  # keys of warm-ups without trees stay as they were
+    spec = {"base": checkpoint_digest(base), "sft": sft,
             "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)), "seed": cfg.seed,
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
     # How the warm-up's arithmetic ran, when not the fp32 eager default (whose keys stay as they were).
@@ -173,7 +176,9 @@ def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
     lock = file_lock(cache.with_name(cache.name + ".lock")) if distributed.is_main() else contextlib.nullcontext()
     with lock:
         if not distributed.decide(is_done(cache)):
-            console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games -> {cache}", highlight=False)
+            trees = cfg.train.sft.teacher_trees
+            more = f" + {trees} teacher tree{'s' * (trees != 1)}" if trees else ""
+            console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}", highlight=False)
             info = sft.run_sft(cfg, base, cache)
         else:
             info = done_info(cache)

@@ -13,6 +13,7 @@ from ttt_lab.env.driver import play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
 from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.env.tree import play_tree
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
@@ -21,6 +22,7 @@ from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.runtime import use_bf16, use_compile
 
 SFT_SALT = 0x5F7
+TREE_SALT = 0x7EE0
 
 
 def teacher_dataset(cfg: Config) -> DatasetConfig:
@@ -32,12 +34,25 @@ def teacher_dataset(cfg: Config) -> DatasetConfig:
                          first_player="alternate", model_symbol=cfg.dataset.model_symbol)
 
 
+def tree_symbol(cfg: Config, tree: int) -> str:
+    """The symbol the model is shown in teacher tree `tree`: the dataset's, or X and O in turn."""
+    ms = cfg.dataset.model_symbol
+    return ms if ms in ("X", "O") else "XO"[tree % 2]
+
+
 def teacher_games(cfg: Config) -> list[GameRecord]:
-    """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range."""
+    """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range,
+    then `sft.teacher_trees` of its trees (every opponent reply, both sides)."""
     s = cfg.train.sft
-    examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
     teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off", scoring=s.teacher_scoring)
-    return play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
+    records: list[GameRecord] = []
+    if s.num_games:
+        examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
+        records = play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
+    for k in range(s.teacher_trees):
+        records += play_tree(teacher, cfg.env, model_symbol=tree_symbol(cfg, k),
+                             seed=derive_seed(cfg.seed, TREE_SALT + k))
+    return records
 
 
 def keep(records: list[GameRecord], cfg: Config) -> list[GameRecord]:

@@ -1,0 +1,86 @@
+"""Every game a player can meet: at each of its turns the opponent plays every legal move.
+
+A greedy player's tree is small (at most 384 games moving first, 945 moving second) and
+exact: it holds every position the player can reach against *any* opponent, so a loss in it
+is a line some opponent can force, not a sample. A teacher's tree is a warm-up dataset that
+covers every reply an opponent can make, the rare blocking positions as often as the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+
+from ttt_lab.env.dataset import Example
+from ttt_lab.env.driver import Player
+from ttt_lab.env.episode import Episode
+from ttt_lab.env.parser import parse
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.settings import EnvConfig
+from ttt_lab.game.solver import table
+
+
+class _Told:
+    """An opponent that plays the cell it was last told (the tree walk tells it each branch)."""
+
+    cell = -1
+
+    def reply(self, board: str, seed: int) -> int:
+        return self.cell
+
+    def __repr__(self) -> str:
+        return "every-reply"
+
+
+def _branch(ep: Episode) -> Episode:
+    child = copy.copy(ep)
+    child.messages, child.moves, child.invalid_kinds = list(ep.messages), list(ep.moves), dict(ep.invalid_kinds)
+    return child
+
+
+def _roots(env: EnvConfig, opponent: _Told, model_symbol: str, sides: Sequence[bool], seed: int) -> list[Episode]:
+    roots = []
+    for first in sides:
+        ex = Example(index=len(roots), seed=seed, p_random=0.0, model_first=first, model_symbol=model_symbol,
+                     stratum=-1)
+        for cell in [-1] if first else range(9):
+            opponent.cell = cell
+            roots.append(Episode(ex, env, opponent))
+    return roots
+
+
+def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides: Sequence[bool] = (True, False),
+              seed: int = 0, on_finished: Callable[[int], None] | None = None) -> list[GameRecord]:
+    """The games of `player` against every sequence of opponent replies, moving first and/or
+    second (`sides`: model_first values). A valid move that does not end the game branches
+    into one game per legal reply; an invalid one gets its feedback and no branch. Records
+    come back in a fixed order (depth-first by round). `seed` is every game's example seed
+    (a scripted player's tie-breaks follow it)."""
+    env.validate()
+    t = table()
+    opponent = _Told()
+    active = _roots(env, opponent, model_symbol, sides, seed)
+    done: list[Episode] = []
+    while active:
+        replies = player.respond(active)
+        if len(replies) != len(active):
+            raise ValueError(f"player {player!r} returned {len(replies)} replies for {len(active)} turns")
+        following: list[Episode] = []
+        finished = 0
+        for ep, reply in zip(active, replies, strict=True):
+            p = parse(reply, ep.board, env.think)
+            after = t.children[ep.state][p.cell] if p.valid else None
+            cells = [-1] if after is None or t.terminal[after] else list(t.legal[after])
+            for cell in cells:
+                child = ep if len(cells) == 1 else _branch(ep)
+                opponent.cell = cell
+                child.step(reply)
+                if child.done:
+                    done.append(child)
+                    finished += 1
+                else:
+                    following.append(child)
+        if on_finished is not None:
+            on_finished(finished)
+        active = following
+    return [ep.record() for ep in done]
