@@ -30,6 +30,9 @@ def test_memorising_policy_fails_the_probe():
     check = audit.check("memorisation.gap")
     assert check.status == FAIL, check.detail
     assert audit.check("optimal_agreement").value < 1.0
+    tree = audit.data["tree"]  # every reply finds the lines its book does not cover
+    assert audit.check("tree.lines_not_held").value == tree["not_held"] > 0 and tree["forks_allowed"] > 0
+    assert tree["optimal_agreement"] < 1.0 and tree["disagreements"]
 
 
 def test_minimax_player_draws_against_every_member_and_passes():
@@ -40,6 +43,9 @@ def test_minimax_player_draws_against_every_member_and_passes():
     assert all(m["held_rate"] == 1.0 for m in audit.data["members"])
     assert audit.check("fork_allowed_rate").value == 0.0
     assert audit.check("optimal_agreement").value == 1.0
+    assert audit.check("tree.lines_not_held").status == PASS
+    assert audit.data["tree"]["not_held"] == audit.data["tree"]["forks_allowed"] == 0
+    assert audit.data["tree"]["games"] > 500
 
 
 @given(st.sampled_from([s for s in range(len(table().boards)) if not table().terminal[s]]),

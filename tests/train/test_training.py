@@ -250,3 +250,25 @@ def test_the_sft_teacher_plays_the_moves_its_scoring_names(tmp_path: Path) -> No
     best = exploiting()
     assert all(cell in best[state] for r in exploit for state, cell in model_moves(r))
     assert sum(r.outcome == "win" for r in exploit) > sum(r.outcome == "win" for r in value)
+
+
+def test_teacher_trees_join_the_sampled_games(tmp_path: Path) -> None:
+    """`train.sft.teacher_trees`: each tree is every game the teacher plays against every reply (both
+    sides, no loss among them), after the sampled games; the trees' tie-breaks differ."""
+    from ttt_lab.env.tree import play_tree
+    from ttt_lab.players.scripted import minimax_player
+    from ttt_lab.train.sft import teacher_games
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.num_games=0", "train.sft.teacher_trees=2")
+    trees = teacher_games(cfg)
+    one = play_tree(minimax_player(scoring="exploit", think=False), cfg.env)
+    assert len(trees) > len(one) and all(r.outcome != "loss" for r in trees)
+    assert {r.example.seed for r in trees} != {0} and len({r.example.seed for r in trees}) == 2
+    mixed = teacher_games(cfg_for(tmp_path, "train.sft.num_games=20", "train.sft.teacher_trees=1"))
+    assert len(mixed) > 20 and all(r.example.stratum >= 0 for r in mixed[:20])
+
+
+def test_a_warm_up_with_no_games_and_no_trees_is_refused() -> None:
+    with pytest.raises(InvalidSetting, match=r"train\.sft\.num_games.*teacher_trees"):
+        load(["train.sft.num_games=0"])
+    load(["train.sft.num_games=0", "train.sft.enabled=false"])

@@ -25,6 +25,7 @@ from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import Player, play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.env.tree import play_tree
 from ttt_lab.evaluation.stats import wilson
 from ttt_lab.game.board import LINES
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
@@ -201,6 +202,26 @@ def agreement(records: list[GameRecord]) -> tuple[float, list[dict]]:
     return (agree / total if total else 1.0), worst
 
 
+def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
+    """The policy against every opponent reply at every turn, both sides (`env.tree`): for a
+    greedy policy every line lost there is one some opponent can force, counted exactly."""
+    records = play_tree(player, cfg.env, model_symbol=tree_symbol(cfg))
+    lost = [r for r in records if r.outcome not in ("win", "draw")]
+    forks = sum(fork_allowed(r) for r in records)
+    share, worst = agreement(records)
+    status = PASS if not lost else WARN
+    detail = (f"against every reply: {len(lost)} of {len(records)} lines not held (lost, forfeited or capped), "
+              f"{forks} with a fork allowed; {share:.1%} of its moves keep the value")
+    data = {"games": len(records), "not_held": len(lost), "forks_allowed": forks, "optimal_agreement": share,
+            "disagreements": worst}
+    return Check("tree.lines_not_held", float(len(lost)), "0 (informational)", status, detail), data
+
+
+def tree_symbol(cfg: Config) -> str:
+    ms = cfg.dataset.model_symbol
+    return ms if ms in ("X", "O") else "X"
+
+
 def audit_policy(cfg: Config, player: Player, training: Opponent,
                  on_finished: Callable[[int], None] | None = None) -> Audit:
     start = time.perf_counter()
@@ -223,12 +244,14 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
         Check("optimal_agreement", share, "informational", PASS,
               "share of the policy's moves that keep the perfect-play value"),
     ]
+    tree, tree_data = tree_check(player, cfg)
+    audit.checks.append(tree)
     invalid = sum(r.invalid for r in results)
     if invalid:
         audit.checks.append(Check("invalid_moves", float(invalid), "0", WARN,
                                   f"{invalid} invalid moves over {len(records)} panel games"))
     audit.data = {"members": [r.as_dict() | {"training": m.is_training} for r, m in zip(results, members, strict=True)],
-                  "disagreements": worst, "games_per_member": a.games, "noise": a.noise}
+                  "disagreements": worst, "games_per_member": a.games, "noise": a.noise, "tree": tree_data}
     audit.seconds = time.perf_counter() - start
     return audit
 
