@@ -102,7 +102,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         home = Path(d)
         base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false", "train.sft.num_games=300",
-                "train.sft.epochs=2", *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]
+                "train.sft.teacher_trees=0", "train.sft.epochs=2",
+                *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]
         modes = {name: [*base, *extra, *(args.fast if name == "auto" else [])] for name, extra in MODES.items()}
         same = not args.fast and _choices(modes["auto"]) == _choices(modes["baseline"])
         for name, overrides in modes.items():

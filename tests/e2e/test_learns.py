@@ -47,20 +47,34 @@ def rates(m: dict[str, float], prefix: str = "eval") -> str:
             f"{m[f'{prefix}/optimal/invalid_rate']:.2%}")
 
 
+def beyond_intervals(m: dict[str, float]) -> bool:
+    """RL above SFT beyond both 95 % intervals (wins against random or draws against optimal)."""
+    return (m["eval/random/win_rate_lo"] > m["eval_sft/random/win_rate_hi"]
+            or m["eval/optimal/draw_rate_lo"] > m["eval_sft/optimal/draw_rate_hi"])
+
+
+def paired_gain(m: dict[str, float]) -> str:
+    return "; ".join(f"{o}: {m[f'eval_gain/{o}/better']:.0f} games better, {m[f'eval_gain/{o}/worse']:.0f} worse, "
+                     f"p = {m[f'eval_gain/{o}/p_value']:.3g}" for o in ("random", "optimal"))
+
+
 def assert_rl_beats_sft(m: dict[str, float]) -> None:
-    improved_wins = m["eval/random/win_rate_lo"] > m["eval_sft/random/win_rate_hi"]
-    improved_draws = m["eval/optimal/draw_rate_lo"] > m["eval_sft/optimal/draw_rate_hi"]
-    assert improved_wins or improved_draws, rates(m)  # beyond the 95 % intervals
+    """Beyond the two rates' 95 % intervals, or (the sharper test: both played on the same games)
+    more games better than worse with an exact sign test p < 0.05 against some opponent."""
+    paired = any(m[f"eval_gain/{o}/better"] > m[f"eval_gain/{o}/worse"] and m[f"eval_gain/{o}/p_value"] < 0.05
+                 for o in ("random", "optimal"))
+    assert beyond_intervals(m) or paired, f"{rates(m)}; after SFT {rates(m, 'eval_sft')}; {paired_gain(m)}"
 
 
 def test_tiny_cpu_recipe_learns(home: Path) -> None:
     m, tags, minutes = train(home, "tiny_cpu")
     ref = evaluate("player=minimax", experiment="reference")
     print(f"tiny_cpu: {minutes:.1f} min (reported, not asserted: timing goals live in benchmarks/); "
-          f"after SFT {rates(m, 'eval_sft')}; final {rates(m)}; minimax reference {ref}")
+          f"after SFT {rates(m, 'eval_sft')}; final {rates(m)}; RL against SFT beyond the intervals: "
+          f"{beyond_intervals(m)}, game by game: {paired_gain(m)}; minimax reference {ref}")
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
     assert m["eval/random/win_rate"] >= 0.9 * ref["eval/random/win_rate"]
-    assert m["eval/optimal/draw_rate"] >= 0.85
+    assert m["eval/optimal/draw_rate"] >= 0.93
     assert_rl_beats_sft(m)
     assert Path(tags["ttt.checkpoint"]).is_dir()
 
@@ -76,8 +90,8 @@ def fork_rate(checkpoint: str) -> float:
 def test_tiny_cpu_long_recipe_plays_near_the_published_level(home: Path) -> None:
     """The published level is >= 97 % draws against the optimal opponent and >= 87 % wins against the
     random one (never-losing play wins 87 % of these games), invalid moves < 1 %, forks < 1 %. Asserted
-    here: what this recipe reached on a 2-core AMD EPYC (85.5 % wins, 93.5 % draws, 0.1 % invalid, forks
-    3.2 %) with a margin for run-to-run noise; the published goals are printed beside it."""
+    here: what this recipe reached on a 2-core AMD EPYC (97.8 % draws, 88.5 % wins, 1.0 % invalid, forks
+    0.6 %) with a margin for run-to-run noise; whether the published goals hold is printed beside it."""
     m, tags, minutes = train(home, "tiny_cpu_long")
     ckpt = tags["ttt.checkpoint"]
     sampled = evaluate("experiment=tiny_cpu_long", "player=hf", f"model.path={ckpt}", "player.temperature=1.0",
@@ -86,9 +100,10 @@ def test_tiny_cpu_long_recipe_plays_near_the_published_level(home: Path) -> None
     reached = {"draws >= 97 %": m["eval/optimal/draw_rate"] >= 0.97, "wins >= 87 %": m["eval/random/win_rate"] >= 0.87,
                "invalid < 1 %": m["eval/random/invalid_rate"] < 0.01, "forks < 1 %": forks < 0.01}
     print(f"tiny_cpu_long: {minutes:.1f} min; after SFT {rates(m, 'eval_sft')}; final greedy {rates(m)}; "
-          f"temperature 1.0 {rates(sampled)}; fork-allowed {forks:.1%}; published level: {reached}")
-    assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
-    assert m["eval/random/win_rate"] >= 0.82
-    assert m["eval/optimal/draw_rate"] >= 0.90
-    assert forks < 0.06
+          f"temperature 1.0 {rates(sampled)}; fork-allowed {forks:.1%}; RL against SFT beyond the intervals: "
+          f"{beyond_intervals(m)}, game by game: {paired_gain(m)}; published level: {reached}")
+    assert m["eval/random/invalid_rate"] < 0.015 and m["eval/optimal/invalid_rate"] < 0.015
+    assert m["eval/random/win_rate"] >= 0.85
+    assert m["eval/optimal/draw_rate"] >= 0.95
+    assert forks < 0.02
     assert_rl_beats_sft(m)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as sp
 
-from ttt_lab.evaluation.stats import chi2_sf, mean_interval, normalised_entropy, wilson
+from ttt_lab.evaluation.stats import chi2_sf, mean_interval, normalised_entropy, sign_test, wilson
 
 
 @given(st.integers(0, 500), st.integers(1, 500))
@@ -68,3 +68,10 @@ def test_a_rate_s_interval_stays_within_zero_and_one_and_is_the_t_interval_clipp
     _, tlo, thi = mean_interval(values)
     assert 0.0 <= lo <= mean <= hi <= 1.0
     assert (lo, hi) == (max(tlo, 0.0), min(thi, 1.0))
+
+
+@given(st.integers(0, 300), st.integers(0, 300))
+def test_sign_test_is_scipys_exact_binomial_test(better: int, worse: int) -> None:
+    expected = 1.0 if better + worse == 0 else sp.binomtest(better, better + worse, 0.5).pvalue
+    assert sign_test(better, worse) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert sign_test(better, worse) == sign_test(worse, better)

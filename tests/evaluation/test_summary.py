@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.evaluation import tables
 from ttt_lab.evaluation.suite import SuiteResult
-from ttt_lab.evaluation.summary import summarise
+from ttt_lab.evaluation.summary import paired, summarise
 from ttt_lab.game.opponents import MinimaxOpponent, RandomOpponent
 from ttt_lab.players.scripted import minimax_player, random_player
 
@@ -50,3 +52,17 @@ def test_csv_table_has_one_row_per_opponent_with_its_interval() -> None:
     rows = list(csv.DictReader(io.StringIO(tables.csv_text([result(a), result(b)]))))
     assert [r["opponent"] for r in rows] == ["optimal", "random"]
     assert float(rows[0]["draw_rate"]) == 1.0 and float(rows[0]["draw_lo"]) < 1.0
+
+
+def test_a_paired_comparison_counts_the_games_each_policy_did_better_in() -> None:
+    """Minimax and a random player on the same 60 games against a random opponent: minimax scores at
+    least as much in almost every game, the split is far from even, and the metrics name the opponent."""
+    weak = summarise("random", records(random_player(think=False), RandomOpponent(), 60))
+    strong = summarise("random", records(minimax_player(think=False), RandomOpponent(), 60))
+    gain = paired(weak, strong)
+    assert gain.better > 3 * gain.worse and gain.p_value < 1e-4
+    assert gain.points_delta == pytest.approx((sum(strong.points) - sum(weak.points)) / 60)
+    assert paired(strong, weak).better == gain.worse and paired(weak, weak).p_value == 1.0
+    assert set(gain.metrics()) == {f"eval_gain/random/{k}" for k in ("better", "worse", "p_value", "points_delta")}
+    with pytest.raises(ValueError, match="same games"):
+        paired(weak, summarise("random", records(random_player(think=False), RandomOpponent(), 20)))

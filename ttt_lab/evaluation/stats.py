@@ -18,6 +18,17 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return lo, hi
 
 
+def sign_test(better: int, worse: int) -> float:
+    """Exact two-sided sign test: the probability, were both directions equally likely, of a
+    split at least this uneven (ties left out). 1.0 when nothing differs."""
+    n = better + worse
+    if n == 0:
+        return 1.0
+    k = min(better, worse)
+    tail = sum(math.comb(n, j) for j in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
 def chi2_sf(x: float, df: int) -> float:
     """P(X >= x) for a chi-square variable with `df` degrees of freedom (regularised upper gamma)."""
     if df <= 0:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
-from ttt_lab.evaluation.stats import wilson
+from ttt_lab.evaluation.stats import sign_test, wilson
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class Summary:
     model_turns_mean: float
     reward_mean: float
     seconds: float
+    points: tuple[float, ...] = ()
+    """Each game's points in play order (win 1, draw 1/2, anything else 0): what a paired
+    comparison of two policies on the same games reads."""
 
     def rate(self, k: int) -> float:
         return k / self.games if self.games else 0.0
@@ -77,4 +80,35 @@ def summarise(opponent: str, records: Sequence[GameRecord], seconds: float = 0.0
         model_turns_mean=messages / n if n else 0.0,
         reward_mean=sum(r.rewards.total for r in records) / n if n else 0.0,
         seconds=seconds,
+        points=tuple(1.0 if r.outcome == WIN else 0.5 if r.outcome == DRAW else 0.0 for r in records),
     )
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two policies on the same games (same examples, same opponent seeds): the games the second
+    scores more points in, fewer, and the exact two-sided sign test of that split. Far more
+    sensitive than comparing two rates' intervals: games both play alike cancel out."""
+
+    opponent: str
+    better: int
+    worse: int
+    p_value: float
+    points_delta: float
+    """Mean points per game, second minus first."""
+
+    def metrics(self, prefix: str = "eval_gain") -> dict[str, float]:
+        p = f"{prefix}/{self.opponent}"
+        return {f"{p}/better": float(self.better), f"{p}/worse": float(self.worse), f"{p}/p_value": self.p_value,
+                f"{p}/points_delta": self.points_delta}
+
+
+def paired(before: Summary, after: Summary) -> Paired:
+    """`after` against `before` game by game; raises when they were not played on the same games."""
+    if before.opponent != after.opponent or len(before.points) != len(after.points) or not after.points:
+        raise ValueError(f"a paired comparison needs the same games: {before.opponent} ({len(before.points)} games) "
+                         f"against {after.opponent} ({len(after.points)})")
+    better = sum(b > a for a, b in zip(before.points, after.points, strict=True))
+    worse = sum(b < a for a, b in zip(before.points, after.points, strict=True))
+    delta = (sum(after.points) - sum(before.points)) / len(after.points)
+    return Paired(after.opponent, better, worse, sign_test(better, worse), delta)

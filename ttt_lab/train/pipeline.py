@@ -26,7 +26,7 @@ from rich.console import Console
 
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config
-from ttt_lab.evaluation.summary import Summary
+from ttt_lab.evaluation.summary import Summary, paired
 from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
 from ttt_lab.train import distributed
@@ -163,6 +163,10 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         model, tokenizer = load_model(current, cfg)
         final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
+        if run is not None and sft_eval is not None:
+            gains = [paired(a, b).metrics() for a, b in zip(sft_eval, final, strict=True)]
+            run.log_metrics({k: v for g in gains for k, v in g.items()}, step=step)
+            run.flush()
         if run is not None:
             run.set_tags({keys.CHECKPOINT: str(Path(current).resolve())})
     return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)
