@@ -38,11 +38,21 @@ def test_the_warm_up_cache_is_keyed_on_content_not_on_how_the_home_is_spelled(ho
     env = {k: v for k, v in os.environ.items() if k != "TTT_LAB_HOME"}
     trained = cli("train", *warm, f"home={home.name}", "tracking.enabled=false", env=env)
     assert "SFT warm-up: 16 teacher games" in trained.stdout
+    assert "final against SFT, game by game: random " in trained.stdout, trained.stdout
     swept = cli("sweep", *warm, "batch_size=8,16", "--name", "warm", env={**env, "TTT_LAB_HOME": str(home)})
     assert "trial 0 COMPLETE" in swept.stdout, swept.stdout
     log = (home / "studies" / "warm" / "trial-0.log").read_text()
     assert "SFT warm-up: reusing" in log, log
     assert len([p for p in (home / "cache").iterdir() if p.is_dir()]) == 1
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{home}/mlflow.db")
+    trials = mlflow.search_runs(experiment_names=["warm"], filter_string="tags.`ttt.kind` = 'trial'",
+                                output_format="list")
+    assert len(trials) == 2
+    for run in trials:  # the final policy against its warm-up, game by game on the same games
+        m = run.data.metrics
+        assert 0.0 <= m["eval_gain/optimal/p_value"] <= 1.0 and "eval_gain/random/better" in m, m
 
 
 def test_the_warm_up_key_changes_with_what_the_warm_up_reads_and_only_that(tiny_checkpoint: Path) -> None:
