@@ -86,3 +86,8 @@ def test_a_fair_trained_policy_that_beats_a_deterministic_member_is_not_memorisi
     first = next(m for m in exact.data["members"] if m["name"] == "minimax-first")
     assert first["games"] == 40 and first["distinct_games"] <= 2 and first["held_rate"] == 1.0
     assert first["held_lo"] < 0.5, "two distinct games cannot give a tight interval"
+
+
+def test_the_tree_check_can_be_left_out():
+    audit = audit_policy(cfg("audit.policy.tree=false"), minimax_player(), MinimaxOpponent("random"))
+    assert "tree.lines_not_held" not in {c.name for c in audit.checks} and audit.data["tree"] is None

@@ -244,8 +244,10 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
         Check("optimal_agreement", share, "informational", PASS,
               "share of the policy's moves that keep the perfect-play value"),
     ]
-    tree, tree_data = tree_check(player, cfg)
-    audit.checks.append(tree)
+    tree_data = None
+    if a.tree:
+        tree, tree_data = tree_check(player, cfg)
+        audit.checks.append(tree)
     invalid = sum(r.invalid for r in results)
     if invalid:
         audit.checks.append(Check("invalid_moves", float(invalid), "0", WARN,
