@@ -38,7 +38,7 @@ def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
 def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(home: Path) -> None:
     """A 4-point grid on 2 submitit workers. Trial 0's worker gets SIGUSR2 (what SLURM sends
     before a time limit or a preemption): submitit's checkpoint fails and queues the trial, and
-    the task is requeued and goes on. Trial 1's worker is SIGKILLed: the trial is failed and run
+    the task is requeued. Trial 1's worker is SIGKILLed: the trial is failed and run
     again by the other worker (or a fresh one). Every point ends COMPLETE once, and the sweep
     exits 0: each failed attempt was run again."""
     args = ["experiment=smoke", "steps=5,6,1,2", "batch_size=16"]
@@ -66,7 +66,10 @@ def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(ho
     assert {t.user_attrs["job"] for t in trials} <= {j["job_id"] for j in jobs}
     job = trials[0].user_attrs["job"]
     log = next((home / "launcher" / name).rglob(f"{job}_0_log.out")).read_text()
-    assert f"Requeued job {job}" in log and log.count(f"Starting with JobEnvironment(job_id={job},") == 2, log
+    # Requeued by submitit; whether the requeued task starts again before the study ends is a race
+    # (measured under load: the preempted worker went on to the next queued point and emptied the
+    # queue first), so the restart is not asserted: every point ending COMPLETE is (above).
+    assert f"Requeued job {job}" in log and log.count(f"Starting with JobEnvironment(job_id={job},") in (1, 2), log
     status = cli("sweep", *args, "--status", "launcher.cluster=local")
     assert "4 complete, 2 fail" in status.stdout and "RUNNING" not in status.stdout, status.stdout
 
