@@ -25,7 +25,7 @@ from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import Player, play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
-from ttt_lab.env.tree import play_tree
+from ttt_lab.env.tree import play_tree, tree_symbol
 from ttt_lab.evaluation.stats import wilson
 from ttt_lab.game.board import LINES
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
@@ -205,7 +205,7 @@ def agreement(records: list[GameRecord]) -> tuple[float, list[dict]]:
 def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
     """The policy against every opponent reply at every turn, both sides (`env.tree`): for a
     greedy policy every line lost there is one some opponent can force, counted exactly."""
-    records = play_tree(player, cfg.env, model_symbol=tree_symbol(cfg))
+    records = play_tree(player, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol))
     lost = [r for r in records if r.outcome not in ("win", "draw")]
     forks = sum(fork_allowed(r) for r in records)
     share, worst = agreement(records)
@@ -216,11 +216,6 @@ def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
     # Informational: a policy of a few hundred games' training may lose a line that no opponent it
     # will meet plays; the verdicts stay with the panel's checks.
     return Check("tree.lines_not_held", float(len(lost)), "informational", PASS, detail), data
-
-
-def tree_symbol(cfg: Config) -> str:
-    ms = cfg.dataset.model_symbol
-    return ms if ms in ("X", "O") else "X"
 
 
 def audit_policy(cfg: Config, player: Player, training: Opponent,

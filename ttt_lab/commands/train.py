@@ -62,12 +62,9 @@ def _train_and_report(loaded, fresh: bool, console: Console) -> None:
                       cell(s.rate(s.draws), *s.interval(s.draws)), cell(s.rate(s.losses), *s.interval(s.losses)),
                       pct(s.invalid_rate), pct(s.format_rate))
     console.print(table)
-    if out.sft:
-        from ttt_lab.evaluation.summary import paired
-
-        gains = [paired(a, b) for a, b in zip(out.sft, out.final, strict=True)]
+    if out.gains:
         console.print("final against SFT, game by game: " + "; ".join(
-            f"{g.opponent} {g.better} better, {g.worse} worse (sign test p = {g.p_value:.3g})" for g in gains),
+            f"{g.opponent} {g.better} better, {g.worse} worse (sign test p = {g.p_value:.3g})" for g in out.gains),
             highlight=False)
     console.print(f"checkpoint: {out.checkpoint}  ({out.seconds / 60:.1f} min; config hash {loaded.config_hash})",
                   highlight=False)

@@ -9,7 +9,7 @@ covers every reply an opponent can make, the rare blocking positions as often as
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.driver import Player
@@ -49,8 +49,14 @@ def _roots(env: EnvConfig, opponent: _Told, model_symbol: str, sides: Sequence[b
     return roots
 
 
+def tree_symbol(model_symbol: str, tree: int = 0) -> str:
+    """The symbol the model is shown in tree number `tree`: the setting's when it is X or O,
+    otherwise (alternate, random) X and O in turn."""
+    return model_symbol if model_symbol in ("X", "O") else "XO"[tree % 2]
+
+
 def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides: Sequence[bool] = (True, False),
-              seed: int = 0, on_finished: Callable[[int], None] | None = None) -> list[GameRecord]:
+              seed: int = 0) -> list[GameRecord]:
     """The games of `player` against every sequence of opponent replies, moving first and/or
     second (`sides`: model_first values). A valid move that does not end the game branches
     into one game per legal reply; an invalid one gets its feedback and no branch. Records
@@ -66,7 +72,6 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
         if len(replies) != len(active):
             raise ValueError(f"player {player!r} returned {len(replies)} replies for {len(active)} turns")
         following: list[Episode] = []
-        finished = 0
         for ep, reply in zip(active, replies, strict=True):
             p = parse(reply, ep.board, env.think)
             after = t.children[ep.state][p.cell] if p.valid else None
@@ -75,12 +80,6 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
                 child = ep if len(cells) == 1 else _branch(ep)
                 opponent.cell = cell
                 child.step(reply)
-                if child.done:
-                    done.append(child)
-                    finished += 1
-                else:
-                    following.append(child)
-        if on_finished is not None:
-            on_finished(finished)
+                (done if child.done else following).append(child)
         active = following
     return [ep.record() for ep in done]

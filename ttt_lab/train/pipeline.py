@@ -19,14 +19,14 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config
-from ttt_lab.evaluation.summary import Summary, paired
+from ttt_lab.evaluation.summary import Paired, Summary, paired
 from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
 from ttt_lab.train import distributed
@@ -42,6 +42,8 @@ class TrainOutcome:
     seconds: float
     sft: list[Summary] | None = None
     """The warm-up checkpoint on the same games as `final` (None without SFT)."""
+    gains: list[Paired] = field(default_factory=list)
+    """`final` against `sft` game by game, per opponent (empty without SFT)."""
 
 
 def sft_key(cfg: Config, base: str) -> str:
@@ -163,13 +165,14 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         model, tokenizer = load_model(current, cfg)
         final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
-        if run is not None and sft_eval is not None:
-            gains = [paired(a, b).metrics() for a, b in zip(sft_eval, final, strict=True)]
-            run.log_metrics({k: v for g in gains for k, v in g.items()}, step=step)
+        gains = [paired(a, b) for a, b in zip(sft_eval, final, strict=True)] if sft_eval else []
+        if run is not None and gains:
+            run.log_metrics({k: v for g in gains for k, v in g.metrics().items()}, step=step)
             run.flush()
         if run is not None:
             run.set_tags({keys.CHECKPOINT: str(Path(current).resolve())})
-    return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval)
+    return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval,
+                        gains)
 
 
 def _warm_up(cfg: Config, base: str, console: Console, run) -> str:

@@ -13,7 +13,7 @@ from ttt_lab.env.driver import play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
 from ttt_lab.env.settings import DatasetConfig
-from ttt_lab.env.tree import play_tree
+from ttt_lab.env.tree import play_tree, tree_symbol
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
@@ -34,12 +34,6 @@ def teacher_dataset(cfg: Config) -> DatasetConfig:
                          first_player="alternate", model_symbol=cfg.dataset.model_symbol)
 
 
-def tree_symbol(cfg: Config, tree: int) -> str:
-    """The symbol the model is shown in teacher tree `tree`: the dataset's, or X and O in turn."""
-    ms = cfg.dataset.model_symbol
-    return ms if ms in ("X", "O") else "XO"[tree % 2]
-
-
 def teacher_games(cfg: Config) -> list[GameRecord]:
     """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range,
     then `sft.teacher_trees` of its trees (every opponent reply, both sides)."""
@@ -50,7 +44,7 @@ def teacher_games(cfg: Config) -> list[GameRecord]:
         examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
         records = play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
     for k in range(s.teacher_trees):
-        records += play_tree(teacher, cfg.env, model_symbol=tree_symbol(cfg, k),
+        records += play_tree(teacher, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, k),
                              seed=derive_seed(cfg.seed, TREE_SALT + k))
     return records
 
