@@ -25,6 +25,7 @@ from pathlib import Path
 import submitit
 from rich.console import Console
 from rich.table import Table
+from submitit.local.local import LOCAL_REQUEUE_RETURN_CODE
 
 from ttt_lab.config.schema import LauncherConfig
 from ttt_lab.studies.spec import StudyError
@@ -121,11 +122,21 @@ class ArrayWorker(submitit.helpers.Checkpointable):
         self.job = job
         self.current: int | None = None
         self.stop = threading.Event()
+        self.preempted = False
 
     def __call__(self) -> str:
+        """The worker loop. A preempted local task exits with the status that makes submitit's
+        local executor start it again: submitit's signal handler exits with it by raising
+        SystemExit wherever the main thread happens to be, and code there can swallow it (a
+        finaliser running at that moment does: Python only prints "Exception ignored"); the
+        worker would then stop claiming trials, end normally and never start again (seen under
+        load in the fault-grid test). On SLURM the requeue is `scontrol requeue`, issued before
+        that exit, so an ordinary end is fine there."""
         env = submitit.JobEnvironment()
         job = dataclasses.replace(self.job, job_id=env.job_id)
         worker_main(job, _Events(self), self.stop)
+        if self.preempted and env.cluster == "local":
+            sys.exit(LOCAL_REQUEUE_RETURN_CODE)
         _close_if_done(job)
         return env.job_id
 
@@ -133,6 +144,7 @@ class ArrayWorker(submitit.helpers.Checkpointable):
         """Called on the scheduler's warning signal: the running trial is failed and queued again
         (its worker is about to stop) and no further trial is claimed."""
         self.stop.set()
+        self.preempted = True
         if self.current is not None:
             _fail_and_requeue(self.job, [self.current], "its job hit the time limit or was preempted; queued again")
         return submitit.helpers.DelayedSubmission(ArrayWorker(self.job))
