@@ -38,7 +38,7 @@ def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
 def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(home: Path) -> None:
     """A 4-point grid on 2 submitit workers. Trial 0's worker gets SIGUSR2 (what SLURM sends
     before a time limit or a preemption): submitit's checkpoint fails and queues the trial, and
-    the task is requeued. Trial 1's worker is SIGKILLed: the trial is failed and run
+    the task is requeued and starts again. Trial 1's worker is SIGKILLed: the trial is failed and run
     again by the other worker (or a fresh one). Every point ends COMPLETE once, and the sweep
     exits 0: each failed attempt was run again."""
     args = ["experiment=smoke", "steps=5,6,1,2", "batch_size=16"]

@@ -13,7 +13,7 @@ STEP = ["experiment=smoke", "train.sft.enabled=false", "steps=1", "batch_size=16
 TOLERANCE = 1e-6
 """Largest difference allowed between a weight after the 2-process update and after the
 1-process one (the update itself is ~lr = 1e-3 per weight): float32 rounding of a gradient
-averaged over two processes instead of summed in one. In fp32 (`train.precision=fp32`): bf16's
+averaged over two processes instead of summed in one. Hence `train.precision=fp32`: bf16's
 rounding depends on how a batch is cut, so on a CPU where `auto` picks bf16 the two trainings
 sample a few different tokens and their updates differ by a whole step (measured: 1e-3)."""
 

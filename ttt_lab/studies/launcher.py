@@ -128,10 +128,11 @@ class ArrayWorker(submitit.helpers.Checkpointable):
         """The worker loop. A preempted local task exits with the status that makes submitit's
         local executor start it again: submitit's signal handler exits with it by raising
         SystemExit wherever the main thread happens to be, and code there can swallow it (a
-        finaliser running at that moment does: Python only prints "Exception ignored"); the
-        worker would then stop claiming trials, end normally and never start again (seen under
-        load in the fault-grid test). On SLURM the requeue is `scontrol requeue`, issued before
-        that exit, so an ordinary end is fine there."""
+        finaliser running at that moment, for one: Python only prints "Exception ignored"); the
+        worker then stops claiming trials, ends normally and is never started again (seen under
+        load in the fault-grid test; which code swallowed it there was not pinned down). On
+        SLURM the requeue is `scontrol requeue`, issued before that exit, so an ordinary end is
+        fine there."""
         env = submitit.JobEnvironment()
         job = dataclasses.replace(self.job, job_id=env.job_id)
         worker_main(job, _Events(self), self.stop)
