@@ -118,6 +118,10 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     from transformers import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)
+    if cfg.train.use_vllm:
+        from ttt_lab.train.vllm_backend import use_in_place_reload
+
+        use_in_place_reload(trainer)
     last = _resume_point(work, say) if resume else None
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
