@@ -2,10 +2,11 @@
 Llama-style causal LM, built without any hub download and saved like any checkpoint.
 
 Word-level tokens (a word, tag or punctuation mark with its leading space; digits and
-other whitespace one character at a time) make a game a few hundred tokens long instead
-of thousands of characters. Digits never merge with a space, so a cell number is the same
-token in the grid, the list of available positions and the model's `<move>` tag, which a
-tiny model can then copy. The chat template is ChatML. The model type is `llama`: with
+other whitespace one character at a time), and one token for each fixed piece of the
+environment's text (`sentences`), make a game about 160 tokens long instead of thousands
+of characters. Digits never merge with a space, so a cell number is the same token in the
+list of available positions and the model's `<move>` tag, which a tiny model can then copy.
+The chat template is ChatML. The model type is `llama`: with
 `qwen2`, transformers swaps in Qwen2's tokenizer class and silently drops whitespace.
 """
 
@@ -51,20 +52,33 @@ def _before(text: str, tail: str) -> str:
 
 
 def sentences() -> list[str]:
-    """The environment's fixed sentences, each one token: a game costs a few hundred tokens
-    fewer, which is most of the compute on a CPU (the system prompt alone is one token)."""
+    """The environment's fixed pieces of text, each one token: a game costs about a third of
+    the tokens it would word by word, and tokens are most of the compute on a CPU. The system
+    prompt and every status sentence are one token; the chat's turn headers are one token each;
+    a board cell is one token with the separator after it (`"4 | "`, `"X\\n"`, `"8\\n\\n"`),
+    so each board token still says what one cell holds. The list of available positions keeps
+    bare digits, the tokens the model writes in its `<move>` tag, so it can copy them."""
     out = []
     for shown in "XO":
         out += [prompts.system_prompt(shown, think) for think in ("required", "optional", "off")]
         out.append(prompts.opening_status(shown, None))
-        out.append(_before(prompts.opening_status(shown, 0), " 0."))
-        out.append(_before(prompts.opponent_status(shown, 0), " 0."))
+        out.append(_before(prompts.opening_status(shown, 0), "0."))
+        out.append(_before(prompts.opponent_status(shown, 0), "0."))
     fixed = [k for k in parser.INVALID_KINDS if k != parser.OCCUPIED]
     out += [parser.feedback(parser.Parsed(k, None, False)) for k in fixed]
     occupied = parser.feedback(parser.Parsed(parser.OCCUPIED, 0, False))
-    out += [_before(occupied, " 0 "), occupied[occupied.index(" 0 ") + 2 :]]
-    out += ["Available positions:", "Your turn.", " | ", ", ", "\n\n"]
-    return out
+    out += [_before(occupied, "0 "), occupied[occupied.index(" 0 ") + 2 :]]
+    out += ["Available positions: ", "\nYour turn.", ".\n\n", " | ", ", ", "\n\n"]
+    out += [f"{mark}{after}" for cell, after in enumerate(CELL_ENDS) for mark in (str(cell), "X", "O")]
+    out += list(dict.fromkeys(CHAT_PIECES))
+    return list(dict.fromkeys(out))
+
+
+CELL_ENDS = (" | ", " | ", "\n", " | ", " | ", "\n", " | ", " | ", "\n\n")
+"""What follows each cell of a rendered board in a user message (the last one: the blank line)."""
+CHAT_PIECES = ("<|im_start|>system\n", "\n<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n")
+"""ChatML's turn headers as the template writes them (the model's own `<|im_end|>` stays one
+token: it is the end of every reply)."""
 
 
 def vocabulary() -> list[str]:
