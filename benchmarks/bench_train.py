@@ -1,5 +1,7 @@
-"""Training throughput of the tiny model on CPU, two modes in one run: the fp32 eager baseline
-and what `train.precision=auto train.compile=auto` choose here (plus any --fast overrides):
+"""Training throughput of the tiny model on CPU, two modes in one run: the baseline (the fp32
+eager engine on the word-level tokenizer, as before the fast path: `model.tokens=words`) and
+what the defaults choose here (`train.precision=auto train.compile=auto`, the compact tokenizer;
+plus any --fast overrides):
 SFT warm-up games/s, RL games/s (generation + update) at batch sizes 64 and 256, their ratio,
 the share of an RL step spent generating, and generation alone (the rollout engine playing the
 same games without an update).
@@ -57,10 +59,10 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     return bs * (steps - 1) / total, spent["gen"] / total, len(examples) / (time.perf_counter() - t)
 
 
-MODES = {"baseline": ["train.precision=fp32", "train.compile=false"],
-         "auto": ["train.precision=auto", "train.compile=auto"]}
-"""baseline: the fp32 eager engine as it was before the fast-path settings; auto: what
-`train.precision=auto train.compile=auto` choose on this machine (plus --fast overrides)."""
+MODES = {"baseline": ["train.precision=fp32", "train.compile=false", "model.tokens=words"],
+         "auto": ["train.precision=auto", "train.compile=auto", "model.tokens=compact"]}
+"""baseline: the fp32 eager engine on the word-level tokenizer, as it was before the fast path;
+auto: what the defaults choose on this machine (plus --fast overrides)."""
 
 
 def run_mode(name: str, base: list[str], home: Path, args) -> dict:
@@ -78,12 +80,12 @@ def run_mode(name: str, base: list[str], home: Path, args) -> dict:
     return {"sft": sft_rate, "rl": rl, "bf16": use_bf16(cfg), "compile": use_compile(cfg)}
 
 
-def _choices(overrides: list[str]) -> tuple[bool, bool]:
+def _choices(overrides: list[str]) -> tuple[bool, bool, str]:
     from ttt_lab.config.load import load
     from ttt_lab.train.runtime import use_bf16, use_compile
 
     cfg = load(overrides).cfg
-    return use_bf16(cfg), use_compile(cfg)
+    return use_bf16(cfg), use_compile(cfg), cfg.model.tokens
 
 
 def main() -> None:

@@ -1,6 +1,8 @@
 """The tiny tokenizer: lossless, one token per board cell, and the rollout engine's
 turn-by-turn token ids equal the whole conversation's (what SFT trains on)."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,13 +29,23 @@ def tok():
 
 @settings(max_examples=200, deadline=None)
 @given(board=boards, cell=st.integers(0, 8))
-def test_a_board_is_one_token_per_cell_and_decodes_to_its_text(tok, board: str, cell: int) -> None:
+def test_a_board_and_its_free_cells_are_one_token_per_cell_and_decode_to_their_text(tok, board: str,
+                                                                                   cell: int) -> None:
     text = prompts.turn_message(board, prompts.opponent_status("X", cell))
-    tokens = tok.convert_ids_to_tokens(tok(text, add_special_tokens=False)["input_ids"])
-    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
-    grid = tokens[tokens.index(".\n\n") + 1 : tokens.index("Available positions: ")]
-    shown = [s if s != "." else str(i) for i, s in enumerate(board)]
-    assert [t.rstrip(" |\n") for t in grid] == shown
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    assert tok.decode(ids) == text
+    tokens = tok.convert_ids_to_tokens(ids)
+    assert tokens[:3] == ["Your opponent (O) played ", str(cell), ".\n\n"]
+    grid = tokens[3 : tokens.index("Available positions:")]
+    assert [t.rstrip(" |\n") for t in grid] == [s if s != "." else str(i) for i, s in enumerate(board)]
+    free = tokens[tokens.index("Available positions:") + 1 : tokens.index("\nYour turn.")]
+    assert [t.lstrip(", ") for t in free if t.strip()] == [str(i) for i, s in enumerate(board) if s == "."]
+
+
+@given(cell=st.integers(0, 8))
+def test_a_move_is_one_token(tok, cell: int) -> None:
+    assert tok.convert_ids_to_tokens(tok(f"<move>{cell}</move>", add_special_tokens=False)["input_ids"]) == [
+        f"<move>{cell}</move>"]
 
 
 @settings(max_examples=60, deadline=None)
@@ -56,3 +68,26 @@ def test_turn_by_turn_ids_are_the_whole_conversations_ids(tok, seed: int, first:
         ids += env_ids
     if not ep.done:
         assert ids == chat.prompt(ep.messages)
+
+
+def test_the_compact_tokenizer_writes_a_game_in_half_the_tokens_of_the_word_level_one(tok) -> None:
+    """`model.tokens=words` is the tokenizer of earlier releases (the benchmark's baseline)."""
+    words = build_tokenizer("words")
+    chat = ChatTokens(tok)
+    example = Example(index=0, seed=3, p_random=1.0, model_first=True, model_symbol="X", stratum=-1)
+    ep = Episode(example, EnvConfig(think="off", max_model_turns=6), RandomOpponent(), 3)
+    for cell in range(9):
+        if not ep.done:
+            ep.step(f"<move>{cell}</move>")
+    text = chat.render(ep.messages)
+    short, long = (t(text, add_special_tokens=False)["input_ids"] for t in (tok, words))
+    assert tok.decode(short) == words.decode(long) == text
+    assert 2 * len(short) < len(long)
+
+
+def test_an_unknown_tokenizer_is_refused_with_the_choices() -> None:
+    from ttt_lab.config.load import load
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=re.escape("'model.tokens': 'bytes'. Allowed: compact | words")):
+        load(["tokens=bytes"])

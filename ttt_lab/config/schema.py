@@ -29,6 +29,7 @@ PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
 
 PRECISIONS = ("auto", "fp32", "bf16")
+TINY_TOKENS = ("compact", "words")
 COMPILES = ("auto", "true", "false")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 OPPONENT_KINDS = ("minimax", "random")
@@ -91,6 +92,10 @@ class ModelConfig:
     num_layers: int = 4
     num_heads: int = 4
     intermediate_size: int = 512
+    tokens: str = "compact"
+    """The tiny model's tokenizer: `compact` (one token per fixed piece of the environment's text,
+    per board cell, per available position and per move: ~130 tokens a game) or `words` (word by
+    word, the tokenizer of earlier releases: ~280 tokens a game; kept for comparison)."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 
 
@@ -324,6 +329,7 @@ def validate(cfg: Config) -> Config:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
     check_one_of("train.precision", cfg.train.precision, PRECISIONS)
+    check_one_of("model.tokens", cfg.model.tokens, TINY_TOKENS)
     check_one_of("train.compile", str(cfg.train.compile).lower(), COMPILES)
     check_integer("train.eval_every", cfg.train.eval_every, 0)
     check_integer("train.eval_games", cfg.train.eval_games, 1)

@@ -3,11 +3,9 @@ Llama-style causal LM, built without any hub download and saved like any checkpo
 
 Word-level tokens (a word, tag or punctuation mark with its leading space; digits and
 other whitespace one character at a time), and one token for each fixed piece of the
-environment's text (`sentences`), make a game about 160 tokens long instead of thousands
-of characters. Digits never merge with a space, so a cell number is the same token in the
-list of available positions and the model's `<move>` tag, which a tiny model can then copy.
-The chat template is ChatML. The model type is `llama`: with
-`qwen2`, transformers swaps in Qwen2's tokenizer class and silently drops whitespace.
+environment's text and for each whole move (`sentences`), make a game about 130 tokens long
+instead of thousands of characters. The chat template is ChatML. The model type is `llama`:
+with `qwen2`, transformers swaps in Qwen2's tokenizer class and silently drops whitespace.
 """
 
 from __future__ import annotations
@@ -51,25 +49,33 @@ def _before(text: str, tail: str) -> str:
     return text[: text.rindex(tail)]
 
 
-def sentences() -> list[str]:
-    """The environment's fixed pieces of text, each one token: a game costs about a third of
-    the tokens it would word by word, and tokens are most of the compute on a CPU. The system
-    prompt and every status sentence are one token; the chat's turn headers are one token each;
-    a board cell is one token with the separator after it (`"4 | "`, `"X\\n"`, `"8\\n\\n"`),
-    so each board token still says what one cell holds. The list of available positions keeps
-    bare digits, the tokens the model writes in its `<move>` tag, so it can copy them."""
+def sentences(tokens: str = "compact") -> list[str]:
+    """The environment's fixed pieces of text, and the model's moves, each one token: a game
+    costs less than half the tokens it would word by word, and tokens are most of the compute
+    on a CPU. The system prompt and every status sentence are one token; the chat's turn
+    headers are one token each; a board cell is one token with the separator after it (`"4 | "`,
+    `"X\\n"`, `"8\\n\\n"`), and so is each available position (`" 0"`, `", 4"`), so each of
+    these tokens says what one cell holds; a whole move (`"<move>4</move>"`) is one token, so a
+    reply is two decoding steps (the move and the end of turn) instead of four. Cell numbers
+    elsewhere (the opponent's move, an occupied cell) stay bare digits. `tokens="words"`: only
+    the system prompt, the status sentences and a few separators (`model.tokens`)."""
+    cut = " 0" if tokens == "words" else "0"
     out = []
     for shown in "XO":
         out += [prompts.system_prompt(shown, think) for think in ("required", "optional", "off")]
         out.append(prompts.opening_status(shown, None))
-        out.append(_before(prompts.opening_status(shown, 0), "0."))
-        out.append(_before(prompts.opponent_status(shown, 0), "0."))
+        out.append(_before(prompts.opening_status(shown, 0), cut + "."))
+        out.append(_before(prompts.opponent_status(shown, 0), cut + "."))
     fixed = [k for k in parser.INVALID_KINDS if k != parser.OCCUPIED]
     out += [parser.feedback(parser.Parsed(k, None, False)) for k in fixed]
     occupied = parser.feedback(parser.Parsed(parser.OCCUPIED, 0, False))
-    out += [_before(occupied, "0 "), occupied[occupied.index(" 0 ") + 2 :]]
-    out += ["Available positions: ", "\nYour turn.", ".\n\n", " | ", ", ", "\n\n"]
+    out += [_before(occupied, cut + " "), occupied[occupied.index(" 0 ") + 2 :]]
+    if tokens == "words":
+        return [*out, "Available positions:", "Your turn.", " | ", ", ", "\n\n"]
+    out += ["Available positions:", "\nYour turn.", ".\n\n", " | ", ", ", "\n\n"]
     out += [f"{mark}{after}" for cell, after in enumerate(CELL_ENDS) for mark in (str(cell), "X", "O")]
+    out += [f"{sep}{cell}" for sep in (" ", ", ") for cell in range(9)]
+    out += [f"<move>{cell}</move>" for cell in range(9)]
     out += list(dict.fromkeys(CHAT_PIECES))
     return list(dict.fromkeys(out))
 
@@ -81,24 +87,25 @@ CHAT_PIECES = ("<|im_start|>system\n", "\n<|im_start|>user\n", "<|im_end|>\n<|im
 token: it is the end of every reply)."""
 
 
-def vocabulary() -> list[str]:
+def vocabulary(tokens: str = "compact") -> list[str]:
     words = set("0123456789")
     for text in corpus():
         words.update(re.findall(PATTERN, text))
-    return [*SPECIAL, *sorted(words - set(SPECIAL)), *sentences()]
+    return [*SPECIAL, *sorted(words - set(SPECIAL)), *sentences(tokens)]
 
 
-def build_tokenizer():  # -> PreTrainedTokenizerFast
+def build_tokenizer(tokens: str = "compact"):  # -> PreTrainedTokenizerFast
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    words = [w for w in vocabulary() if w not in set(sentences())]
+    pieces = sentences(tokens)
+    words = [w for w in vocabulary(tokens) if w not in set(pieces)]
     vocab = {w: i for i, w in enumerate(words)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(PATTERN), behavior="isolated")
     tok.decoder = decoders.Fuse()
     tok.add_special_tokens(list(SPECIAL))
-    tok.add_tokens([AddedToken(text, normalized=False, special=False) for text in sentences()])
+    tok.add_tokens([AddedToken(text, normalized=False, special=False) for text in pieces])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="<unk>",
         padding_side="left",
@@ -108,7 +115,7 @@ def build_tokenizer():  # -> PreTrainedTokenizerFast
 
 
 def tiny_hash(cfg: ModelConfig, seed: int) -> str:
-    spec = {"vocab": vocabulary(), "h": cfg.hidden_size, "l": cfg.num_layers, "heads": cfg.num_heads,
+    spec = {"vocab": vocabulary(cfg.tokens), "h": cfg.hidden_size, "l": cfg.num_layers, "heads": cfg.num_heads,
             "ff": cfg.intermediate_size, "seed": seed}
     return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
@@ -118,7 +125,7 @@ def build_tiny(path: Path, cfg: ModelConfig, seed: int = 0) -> Path:
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(cfg.tokens)
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
