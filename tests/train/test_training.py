@@ -190,7 +190,7 @@ def test_bad_training_input_fails_before_work(tiny_checkpoint: Path, tmp_path: P
     with pytest.raises(TrainError, match="cannot load the model"):
         load_model(str(tmp_path / "missing"), cfg)
     with pytest.raises(TrainError, match="too small for a move"):
-        load_model(str(tiny_checkpoint), cfg_for(tmp_path, "player.max_new_tokens=2"))
+        load_model(str(tiny_checkpoint), cfg_for(tmp_path, "player.max_new_tokens=1"))  # the move and its end
     with pytest.raises(TrainError, match="no CUDA device"):
         check_device(cfg_for(tmp_path, "model.device=cuda"))
     with pytest.raises(TrainError, match="use_vllm"):

@@ -296,6 +296,17 @@ def _validate_processes(t: TrainConfig) -> None:
                              "is split across the processes, or a train.sft.batch_size that is a multiple of it")
 
 
+def _validate_sft(s: SftConfig) -> None:
+    check_integer("train.sft.warmup_steps", s.warmup_steps, 0)
+    check_integer("train.sft.logging_steps", s.logging_steps, 1)
+    check_one_of("train.sft.teacher_scoring", s.teacher_scoring, SCORINGS)
+    check_integer("train.sft.num_games", s.num_games, 0)
+    check_integer("train.sft.teacher_trees", s.teacher_trees, 0)
+    if s.enabled and s.num_games + s.teacher_trees == 0:
+        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees is 0 (or set "
+                             "train.sft.enabled=false to skip the warm-up)")
+
+
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
     from ttt_lab.names import PATTERN
@@ -336,14 +347,7 @@ def validate(cfg: Config) -> Config:
     check_integer("train.micro_batch_size", cfg.train.micro_batch_size, 1)
     check_integer("train.save_every", cfg.train.save_every, 1)
     check_integer("train.saves_per_phase", cfg.train.saves_per_phase, 1)
-    check_integer("train.sft.warmup_steps", cfg.train.sft.warmup_steps, 0)
-    check_integer("train.sft.logging_steps", cfg.train.sft.logging_steps, 1)
-    check_one_of("train.sft.teacher_scoring", cfg.train.sft.teacher_scoring, SCORINGS)
-    check_integer("train.sft.num_games", cfg.train.sft.num_games, 0)
-    check_integer("train.sft.teacher_trees", cfg.train.sft.teacher_trees, 0)
-    if cfg.train.sft.enabled and cfg.train.sft.num_games + cfg.train.sft.teacher_trees == 0:
-        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees is 0 (or set "
-                             "train.sft.enabled=false to skip the warm-up)")
+    _validate_sft(cfg.train.sft)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     validate_audit(cfg.audit)
