@@ -18,6 +18,19 @@ def split_runs(home: Path, experiment: str):
     return parents, children
 
 
+def study_created(path: Path, name: str) -> bool:
+    """Whether the sweep has created study `name` in the SQLite file `path`, read without Optuna:
+    opening a store that is still being created makes Optuna run its migrations beside the
+    sweep's own (seen: "UNIQUE constraint failed: alembic_version.version_num")."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return db.execute("SELECT 1 FROM studies WHERE study_name = ?", (name,)).fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
 def study(storage: str, name: str):
     import optuna
 

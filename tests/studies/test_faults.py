@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import start
-from tests.studies.helpers import study
+from tests.studies.helpers import study, study_created
 from ttt_lab.studies.spec import from_args
 
 pytestmark = pytest.mark.slow
@@ -32,13 +32,9 @@ def test_a_stopped_worker_past_the_trial_timeout_is_replaced_and_its_trial_run_a
     proc = start("sweep", *args, "--workers", "2", "--trial-timeout", "60")
 
     def long_trial_pid():
-        if not (home / "optuna.db").exists():
+        if not study_created(home / "optuna.db", name):
             return None
-        try:
-            trials = study(url, name).get_trials(deepcopy=False)
-        except KeyError:
-            return None
-        for t in trials:
+        for t in study(url, name).get_trials(deepcopy=False):
             if t.state.name == "RUNNING" and "steps=6" in (t.user_attrs.get("overrides") or []):
                 return t.user_attrs.get("pid")
         return None

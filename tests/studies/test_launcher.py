@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli, start
-from tests.studies.helpers import split_runs, study
+from tests.studies.helpers import split_runs, study, study_created
 from ttt_lab.studies.spec import from_args
 
 LOCAL = ["--launcher", "slurm", "launcher.cluster=local", "launcher.poll_s=0.5", "--workers", "2", "--wait"]
@@ -24,10 +24,8 @@ def _pid_of_running_trial(home: Path, name: str, number: int, proc) -> int:
     end = time.monotonic() + 240
     while time.monotonic() < end:
         assert proc.proc.poll() is None, proc.finish() and proc.text
-        try:
-            trials = study(_storage(home), name).get_trials(deepcopy=False)
-        except KeyError:
-            trials = []
+        created = study_created(home / "optuna.db", name)
+        trials = study(_storage(home), name).get_trials(deepcopy=False) if created else []
         t = trials[number] if len(trials) > number else None
         if t is not None and t.state.name == "RUNNING" and "mlflow_run_id" in t.user_attrs:
             return t.user_attrs["pid"]

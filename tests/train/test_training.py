@@ -153,6 +153,26 @@ def test_interrupted_phase_resumes_from_its_checkpoint(tiny_checkpoint: Path, tm
     assert (out / "done.json").is_file()
 
 
+def test_a_checkpoint_set_aside_is_passed_over_by_every_later_look(tmp_path: Path) -> None:
+    """Seen in a 2-process resume: rank 0 set `checkpoint-3` aside, then rank 1's look read the
+    folder `checkpoint-3.incomplete` as a step number and crashed; a second interruption would
+    do the same to rank 0's next run."""
+    import json
+
+    from ttt_lab.train.grpo import last_checkpoint
+
+    for step, files in ((2, ("model.safetensors", "optimizer.pt", "scheduler.pt")), (3, ("model.safetensors",))):
+        cp = tmp_path / f"checkpoint-{step}"
+        cp.mkdir()
+        (cp / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+        for name in files:
+            (cp / name).write_bytes(b"")
+    said: list[str] = []
+    assert last_checkpoint(tmp_path, said.append) == tmp_path / "checkpoint-2"
+    assert (tmp_path / "checkpoint-3.incomplete").is_dir() and len(said) == 1
+    assert last_checkpoint(tmp_path, said.append) == tmp_path / "checkpoint-2" and len(said) == 1
+
+
 def test_resume_skips_a_checkpoint_whose_save_was_cut_short(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """A kill or a full disk during a save leaves a checkpoint without its optimizer or with a
     truncated trainer state: the phase resumes from the complete one before it, or restarts."""

@@ -203,8 +203,10 @@ def complete(checkpoint: Path) -> bool:
 
 
 def last_checkpoint(folder: Path, say: Callable[[str], None] = print) -> Path | None:
-    """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so."""
-    cps = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
+    """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so
+    (as `checkpoint-N.incomplete`, which later calls and the other ranks pass over)."""
+    cps = sorted((p for p in folder.glob("checkpoint-*") if p.name.split("-", 1)[1].isdigit()),
+                 key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
     for cp in reversed(cps):
         if complete(cp):
             return cp
