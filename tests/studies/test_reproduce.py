@@ -53,3 +53,17 @@ def test_reproduce_is_identical_and_catches_a_changed_metric(home: Path, trained
     out = cli("reproduce", run_id, check=False)
     assert out.returncode == 1
     assert "eval/random/loss_rate" in out.stdout and "+0.25" in out.stdout
+
+
+def test_a_run_logged_before_the_compact_tokenizer_is_rebuilt_with_the_word_level_one(tmp_path: Path) -> None:
+    """A logged config without `model.tokens` is an older run: its tiny model read words."""
+    import copy
+
+    from ttt_lab.config.load import from_tree, load
+    from ttt_lab.studies.reproduce import scratch_tree
+
+    tree = copy.deepcopy(load([]).tree)
+    assert tree["model"]["tokens"] == "compact"
+    assert from_tree(scratch_tree(tree, tmp_path, None), []).cfg.model.tokens == "compact"
+    del tree["model"]["tokens"]
+    assert from_tree(scratch_tree(tree, tmp_path, None), []).cfg.model.tokens == "words"

@@ -59,8 +59,16 @@ def logged_config(store, run) -> dict:
     return yaml.safe_load(text)
 
 
+ADDED_SINCE = {("model", "tokens"): "words"}
+"""Settings added to the schema after runs were logged, with the value those runs used: a logged
+config without one is an older run (before `model.tokens`, the tiny model read words)."""
+
+
 def scratch_tree(tree: dict, scratch: Path, steps: int | None) -> dict:
     tree = dict(tree)
+    for (group, key), value in ADDED_SINCE.items():
+        if isinstance(tree.get(group), dict) and key not in tree[group]:
+            tree[group] = dict(tree[group], **{key: value})
     tree["home"] = str(scratch)
     tree["tracking"] = dict(tree["tracking"], enabled=True, uri=f"sqlite:///{scratch}/mlflow.db",
                             artifacts=str(scratch / "mlartifacts"), experiment="reproduce")
