@@ -94,7 +94,7 @@ class ModelConfig:
     intermediate_size: int = 512
     tokens: str = "compact"
     """The tiny model's tokenizer: `compact` (one token per fixed piece of the environment's text,
-    per board cell, per available position and per move: ~130 tokens a game) or `words` (word by
+    per board cell, per available position and per move: ~120 tokens a game) or `words` (word by
     word, the tokenizer of earlier releases: ~280 tokens a game; kept for comparison)."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 

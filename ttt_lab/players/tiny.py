@@ -3,7 +3,7 @@ Llama-style causal LM, built without any hub download and saved like any checkpo
 
 Word-level tokens (a word, tag or punctuation mark with its leading space; digits and
 other whitespace one character at a time), and one token for each fixed piece of the
-environment's text and for each whole move (`sentences`), make a game about 130 tokens long
+environment's text and for each whole move (`sentences`), make a game about 120 tokens long
 instead of thousands of characters. The chat template is ChatML. The model type is `llama`:
 with `qwen2`, transformers swaps in Qwen2's tokenizer class and silently drops whitespace.
 """
