@@ -1,7 +1,7 @@
 """Training throughput of the tiny model on CPU, two modes in one run: the baseline (the fp32
 eager engine on the word-level tokenizer, as before the fast path: `model.tokens=words`) and
-what the defaults choose here (`train.precision=auto train.compile=auto`, the compact tokenizer;
-plus any --fast overrides):
+what the defaults choose here (`train.precision=auto train.compile=auto`, the default tokenizer
+`model.tokens=rows`; plus any --fast overrides):
 SFT warm-up games/s, RL games/s (generation + update) at batch sizes 64 and 256, their ratio,
 the share of an RL step spent generating, and generation alone (the rollout engine playing the
 same games without an update).
@@ -63,7 +63,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
 
 
 MODES = {"baseline": ["train.precision=fp32", "train.compile=false", "model.tokens=words"],
-         "auto": ["train.precision=auto", "train.compile=auto", "model.tokens=compact"]}
+         "auto": ["train.precision=auto", "train.compile=auto"]}
 """baseline: the fp32 eager engine on the word-level tokenizer, as it was before the fast path;
 auto: what the defaults choose on this machine (plus --fast overrides)."""
 
@@ -80,7 +80,7 @@ def run_mode(name: str, base: list[str], home: Path, args) -> dict:
     info = run_sft(cfg, resolve_model_path(cfg), start)
     sft_rate = info["kept"] * cfg.train.sft.epochs / (time.perf_counter() - t)
     rl = {bs: measure(base, start, home / name, bs, args.steps) for bs in args.batch_sizes}
-    return {"sft": sft_rate, "rl": rl, "bf16": use_bf16(cfg), "compile": use_compile(cfg)}
+    return {"sft": sft_rate, "rl": rl, "bf16": use_bf16(cfg), "compile": use_compile(cfg), "tokens": cfg.model.tokens}
 
 
 def _choices(overrides: list[str]) -> tuple[bool, bool, str]:
@@ -118,7 +118,8 @@ def main() -> None:
         for name, overrides in modes.items():
             results[name] = results["baseline"] if same and name == "auto" else run_mode(name, overrides, home, args)
     b, a = results["baseline"], results["auto"]
-    print(f"auto chose: bf16={a['bf16']}, compile={a['compile']}; --fast overrides: {' '.join(args.fast) or 'none'}")
+    print(f"auto chose: bf16={a['bf16']}, compile={a['compile']}, model.tokens={a['tokens']}; "
+          f"--fast overrides: {' '.join(args.fast) or 'none'}")
     if same:
         print("auto runs the baseline's settings on this machine: measured once (ratio 1 by construction)")
     heads = ("baseline", "auto", "ratio", "generating (auto)", "generation alone")

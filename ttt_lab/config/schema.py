@@ -29,7 +29,7 @@ PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
 
 PRECISIONS = ("auto", "fp32", "bf16")
-TINY_TOKENS = ("compact", "words")
+TINY_TOKENS = ("rows", "compact", "words")
 COMPILES = ("auto", "true", "false")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 OPPONENT_KINDS = ("minimax", "random")
@@ -92,10 +92,11 @@ class ModelConfig:
     num_layers: int = 4
     num_heads: int = 4
     intermediate_size: int = 512
-    tokens: str = "compact"
-    """The tiny model's tokenizer: `compact` (one token per fixed piece of the environment's text,
-    per board cell, per available position and per move: ~120 tokens a game) or `words` (word by
-    word, the tokenizer of earlier releases: ~280 tokens a game; kept for comparison)."""
+    tokens: str = "rows"
+    """The tiny model's tokenizer: `rows` (one token per board row, per row's free cells, per status
+    sentence with its cell, per move: ~50 tokens a game), `compact` (one token per board cell and
+    per free cell: ~120 tokens a game) or `words` (word by word, the tokenizer of the first
+    releases: ~280 tokens a game). Kept for comparison and to rerun older runs."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 
 
