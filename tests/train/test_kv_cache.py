@@ -29,3 +29,24 @@ def test_growing_cache_refuses_to_overflow(tiny_checkpoint) -> None:
     cache = GrowingCache(model.config.num_hidden_layers, capacity=4)
     with torch.no_grad(), pytest.raises(RuntimeError, match="cache of 4 tokens"):
         model(input_ids=torch.ones((1, 5), dtype=torch.long), cache=cache, use_cache=True)
+
+
+def test_a_pass_of_some_rows_writes_theirs_alone_and_the_others_stay_zero(tiny_checkpoint) -> None:
+    """`only(rows)`: the rows' next tokens get the logits of a full forward pass; the other
+    rows' skipped position holds zeros (masked later, but multiplied: never NaN)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint).eval()
+    torch.manual_seed(1)
+    ids = torch.randint(5, model.config.vocab_size, (4, 9))
+    with torch.no_grad():
+        full = model(input_ids=ids).logits
+        cache = GrowingCache(model.config.num_hidden_layers, capacity=9)
+        model(input_ids=ids[:, :8], cache=cache, use_cache=True)
+        rows = torch.tensor([3, 1])
+        with cache.only(rows):
+            part = model(input_ids=ids[rows, 8:], cache=cache, use_cache=True).logits
+    torch.testing.assert_close(part[:, -1], full[rows, -1], atol=1e-4, rtol=1e-4)
+    for layer in cache.layers:
+        assert layer.rows is None and layer.keys.shape[0] == 4 and layer.get_seq_length() == 9
+        assert torch.count_nonzero(layer.keys[[0, 2], :, 8]) == 0 and torch.count_nonzero(layer.keys[[1, 3], :, 8]) > 0

@@ -12,7 +12,7 @@ from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import native_bf16, use_bf16
+from ttt_lab.train.runtime import autocast, native_bf16, use_bf16
 
 from .conftest import cfg_for
 
@@ -26,16 +26,39 @@ def _rollouts(model, tok, cfg, bf16: bool):
     return play_rollouts(model, tok, examples, cfg.env, MinimaxOpponent(), Sampling(0.0, 6, bf16))
 
 
+def _next_token_logp(model, rollouts) -> list[torch.Tensor]:
+    """Per game, the model's next-token log-probabilities at each of its own tokens (teacher forced)."""
+    out = []
+    with torch.no_grad():
+        for r in rollouts:
+            ids = torch.tensor([r.prompt_ids + r.completion_ids])
+            logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
+            start = len(r.prompt_ids) - 1
+            out.append(torch.stack([logp[start + i] for i, m in enumerate(r.env_mask) if m]))
+    return out
+
+
 def test_bf16_plays_the_greedy_moves_of_fp32_with_close_log_probs(sft_run, tmp_path: Path) -> None:
+    """On the positions of fp32's greedy games: bf16's next-token log-probabilities are within
+    the tolerance, so bf16 picks fp32's move wherever fp32's best token leads its second by more
+    than twice the tolerance (a near-tie may go either way; the briefly trained fixture model
+    has many among its moves)."""
     from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.rollout import generation_model
 
     cfg = cfg_for(tmp_path)
     model, tok = load_model(str(sft_run[0]), cfg)
-    fp32, bf16 = _rollouts(model, tok, cfg, False), _rollouts(model, tok, cfg, True)
-    moves = [[c for by, c in r.record.moves if by == "model"] for r in fp32]
-    assert moves == [[c for by, c in r.record.moves if by == "model"] for r in bf16]
-    worst = max(abs(a - b) for r32, r16 in zip(fp32, bf16, strict=True)
-                for a, b, m in zip(r32.logprobs, r16.logprobs, r32.env_mask, strict=True) if m)
+    games = _rollouts(model, tok, cfg, False)
+    fast, cast = generation_model(model, True)
+    with autocast(cast, "cpu"):
+        pairs = list(zip(_next_token_logp(model, games), _next_token_logp(fast, games), strict=True))
+    fp32, bf16 = torch.cat([a for a, _ in pairs]), torch.cat([b for _, b in pairs])
+    best = fp32.topk(2, dim=-1).values
+    decisive = best[:, 0] - best[:, 1] > 2 * LOGP_TOLERANCE
+    assert decisive.float().mean() > 0.4, "too few decisive positions for the test to say anything"
+    assert torch.equal(fp32.argmax(-1)[decisive], bf16.argmax(-1)[decisive])
+    chosen = fp32.argmax(-1, keepdim=True)
+    worst = (fp32.gather(-1, chosen) - bf16.gather(-1, chosen)).abs().max().item()
     assert worst < LOGP_TOLERANCE, worst
     assert next(model.parameters()).dtype == torch.float32, "master weights stay fp32"
 

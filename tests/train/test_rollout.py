@@ -82,17 +82,25 @@ def test_rollouts_of_one_example_meet_the_same_opponent(noisy_model) -> None:
     assert all(len(v) == 1 for v in replies.values())
 
 
-@pytest.mark.parametrize("compact_at", [0.0, 1.0])
-def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, monkeypatch, compact_at) -> None:
-    """Whether finished games leave the batch at once (1.0) or never (0.0), every token the
-    model wrote has the log-probability a plain forward pass over the whole game gives it."""
+@pytest.mark.parametrize(("compact_at", "few_rows"), [(0.0, 0.0), (1.0, 0.0), (0.0, 0.5), (1.0, 1.0)])
+def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, monkeypatch, compact_at,
+                                                                       few_rows) -> None:
+    """Whether finished games leave the batch at once (compact_at 1.0) or never (0.0), and
+    whether a decoding step computes only the games still writing (few_rows 1.0) or every row
+    (0.0), every token the model wrote has the log-probability a plain forward pass over the
+    whole game gives it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ttt_lab.train import rollout
+    from ttt_lab.train import kv_backend, rollout
+    from ttt_lab.train.kv_cache import GrowingCache
 
     model, tok = AutoModelForCausalLM.from_pretrained(sft_run[0]), AutoTokenizer.from_pretrained(sft_run[0])
     examples = make_dataset(DatasetConfig(size=16, model_symbol="alternate", p_min=0.0, p_max=1.0), 4)
     monkeypatch.setattr(rollout, "COMPACT_AT", compact_at)
+    monkeypatch.setattr(kv_backend, "FEW_ROWS", few_rows)
+    subsets = []
+    only = GrowingCache.only
+    monkeypatch.setattr(GrowingCache, "only", lambda self, rows: subsets.append(len(rows)) or only(self, rows))
     rollouts = play_rollouts(model, tok, examples, EnvConfig(max_model_turns=5), MinimaxOpponent(p_random=0.5),
                              Sampling(temperature=1.3, max_new_tokens=6), generator=torch.Generator().manual_seed(5))
     turns = [sum(1 for m in r.record.messages if m["role"] == "assistant") for r in rollouts]
@@ -106,6 +114,7 @@ def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, 
         expected = torch.stack([logp[start + i - 1, r.completion_ids[i]] for i in wrote])
         torch.testing.assert_close(torch.tensor([r.logprobs[i] for i in wrote]), expected, atol=1e-4, rtol=1e-4)
         assert all(r.logprobs[i] == 0.0 for i, m in enumerate(r.env_mask) if not m)
+    assert bool(subsets) == (few_rows > 0), "the steps of the few games still writing computed them alone"
 
 
 def test_a_keyed_game_samples_the_same_whatever_shares_its_batch(noisy_model) -> None:

@@ -8,6 +8,7 @@ A backend writes one reply per playing game and turn: `kv_backend.KVCacheBackend
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -40,12 +41,20 @@ class Sampling:
 
 
 class ChatTokens:
-    """Token ids for the pieces of a ChatML-style conversation, without re-encoding history."""
+    """Token ids for the pieces of a ChatML-style conversation, without re-encoding history.
+
+    The environment's tokens after a reply are rendered from the chat template (the template
+    decides what an end of turn and a user turn look like); when the template writes a user turn
+    the same whatever came before it (probed once, `_history_free`), they are memoised by the
+    user message: a game's turn then costs no template rendering and no tokenizing."""
 
     def __init__(self, tokenizer) -> None:
         self.tok = tokenizer
         self.eos = tokenizer.eos_token_id
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos
+        if tokenizer not in _TAILS:
+            _TAILS[tokenizer] = {} if self._history_free() else None
+        self._tails: dict[tuple[str, bool], list[int]] | None = _TAILS[tokenizer]
 
     def encode(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False)["input_ids"]
@@ -66,23 +75,55 @@ class ChatTokens:
         return self.encode(self.render(messages))
 
     def after_reply(self, messages: list[dict[str, str]], ended_with_eos: bool,
-                    before: str | None = None) -> tuple[list[int], str]:
+                    before: str | None = None) -> tuple[list[int], str | None]:
         """The environment's tokens after the model's last reply (`messages[-2]`): end of turn,
         the next user message (`messages[-1]`) and the assistant header, read off the template;
-        and the rendering of `messages`. `before`, the rendering of `messages[:-2]` (what the
-        previous call returned), spares rendering it again: the template runs once a turn."""
+        and the rendering of `messages`, or None when the tokens came from the memo. `before`,
+        the rendering of `messages[:-2]` (what the previous call returned), spares rendering it
+        again: the template runs once a turn."""
+        key = (messages[-1]["content"], ended_with_eos)
+        if self._tails is not None and key in self._tails:
+            return list(self._tails[key]), None
+        tail, full = self._tail(messages, before)
+        ids = self.encode(tail)
+        if ended_with_eos and ids[:1] == [self.eos]:
+            ids = ids[1:]
+        if self._tails is not None:
+            if len(self._tails) >= MEMO_SIZE:
+                self._tails.clear()
+            self._tails[key] = ids
+        return list(ids), full
+
+    def _tail(self, messages: list[dict[str, str]], before: str | None = None) -> tuple[str, str]:
         before = self.render(messages[:-2]) if before is None else before
         full = self.render(messages)
         reply = messages[-2]["content"]
         if full.startswith(before + reply):
-            tail = full[len(before) + len(reply) :]
-        else:  # a template that rewrites earlier turns: fall back to everything after the reply's turn
-            tail = self.tok.eos_token + "\n" + full[len(self.tok.apply_chat_template(
-                messages[:-1], tokenize=False, add_generation_prompt=False)) :]
-        ids = self.encode(tail)
-        if ended_with_eos and ids[:1] == [self.eos]:
-            ids = ids[1:]
-        return ids, full
+            return full[len(before) + len(reply) :], full
+        # a template that rewrites earlier turns: everything after the reply's turn
+        return self.tok.eos_token + "\n" + full[len(self.tok.apply_chat_template(
+            messages[:-1], tokenize=False, add_generation_prompt=False)) :], full
+
+    def _history_free(self) -> bool:
+        """Whether the template writes the text after a reply and the next user turn the same
+        whatever the conversation before it and the reply were."""
+        system, user = {"role": "system", "content": "Rules."}, {"role": "user", "content": "New game."}
+        histories = [[user], [system, user], [system, user, {"role": "assistant", "content": "<move>4</move>"},
+                                              {"role": "user", "content": "\n\nBoard.\nYour turn."}]]
+        try:
+            for content in ("Your turn.", "\n\n0 | X\nYour turn. "):
+                tails = {self._tail([*h, {"role": "assistant", "content": r}, {"role": "user", "content": content}])[0]
+                         for h in histories for r in ("<move>4</move>", "<think>x</think> 7")}
+                if len(tails) != 1:
+                    return False
+        except Exception:  # a template that refuses a probe (no system role, ...): render every turn
+            return False
+        return True
+
+
+_TAILS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per tokenizer: its memo of the environment's tokens by user message, or None (not memoisable)."""
+MEMO_SIZE = 200_000
 
 
 class Backend(Protocol):

@@ -81,22 +81,38 @@ class _Batch:
         self.device, self.max_len = device, max_len
 
     def feed(self, model, chunks: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
-        """Append one left-padded block of tokens per row; returns the last position's logits."""
+        """Append one left-padded block of tokens per row; returns the last position's logits.
+        When few rows have tokens (the last games still writing a reply), only those rows are
+        computed (`GrowingCache.only`); the others' logits are zeros."""
         width = max(len(c) for c in chunks)
         if self.mask.shape[1] + width > self.max_len:
             raise RuntimeError(f"rollout exceeded its cache of {self.max_len} tokens")
-        ids = torch.full((len(chunks), width), pad, dtype=torch.long)
-        block = torch.zeros((len(chunks), width), dtype=torch.long)
-        for i, c in enumerate(chunks):
-            if c:
-                ids[i, width - len(c) :] = torch.tensor(c, dtype=torch.long)
-                block[i, width - len(c) :] = 1
+        n = len(chunks)
+        fed = [i for i, c in enumerate(chunks) if c]
+        few = hasattr(self.cache, "only") and self.mask.shape[1] > 0 and 0 < len(fed) <= n * FEW_ROWS
+        take = fed if few else list(range(n))
+        ids = torch.full((len(take), width), pad, dtype=torch.long)
+        block = torch.zeros((n, width), dtype=torch.long)
+        for j, i in enumerate(take):
+            if chunks[i]:
+                ids[j, width - len(chunks[i]) :] = torch.tensor(chunks[i], dtype=torch.long)
+                block[i, width - len(chunks[i]) :] = 1
         ids, block = ids.to(self.device), block.to(self.device)
         pos = (self.positions[:, None] + torch.cumsum(block, dim=1) - 1).clamp(min=0)
         self.mask = torch.cat([self.mask, block], dim=1)
-        out = model(input_ids=ids, attention_mask=self.mask, position_ids=pos, cache=self.cache, use_cache=True,
-                    logits_to_keep=1)
         self.positions = self.positions + block.sum(dim=1)
+        if not few:
+            return self._forward(model, ids, self.mask, pos)
+        rows = torch.tensor(fed, dtype=torch.long, device=self.device)
+        with self.cache.only(rows):
+            part = self._forward(model, ids, self.mask[rows], pos[rows])
+        logits = part.new_zeros((n, part.shape[-1]))
+        logits[rows] = part
+        return logits
+
+    def _forward(self, model, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=self.cache, use_cache=True,
+                    logits_to_keep=1)
         return out.logits[:, -1, :]
 
     def keep(self, rows: list[int]) -> None:
@@ -104,6 +120,11 @@ class _Batch:
         for layer in self.cache.layers:  # every layer type (LFM2's convolutions too) can reorder its batch
             layer.reorder_cache(index)
         self.mask, self.positions = self.mask[index], self.positions[index]
+
+
+FEW_ROWS = 0.5
+"""Compute only the rows with tokens when at most this share of the batch has any: gathering
+their keys and values costs less than computing every row from there on."""
 
 
 def _cache(config, max_len: int):

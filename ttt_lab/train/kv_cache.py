@@ -11,6 +11,8 @@ they stop costing anything at all.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
@@ -22,12 +24,16 @@ class GrowingLayer(DynamicLayer):
         super().__init__()
         self.capacity = capacity
         self.length = 0
+        self.rows: torch.Tensor | None = None
+        """When set, the forward pass computes only these rows (`GrowingCache.only`)."""
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         b, h, _, d = key_states.shape
         self.device = key_states.device
-        self._keys = key_states.new_empty((b, h, self.capacity, d))
-        self._values = value_states.new_empty((b, h, self.capacity, value_states.shape[-1]))
+        # zeros, not empty: positions a row skips (`only`) are masked out, but attention still
+        # multiplies them, and uninitialised memory can hold NaN
+        self._keys = key_states.new_zeros((b, h, self.capacity, d))
+        self._values = value_states.new_zeros((b, h, self.capacity, value_states.shape[-1]))
         self.is_initialized = True
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
@@ -36,10 +42,16 @@ class GrowingLayer(DynamicLayer):
         end = self.length + key_states.shape[-2]
         if end > self.capacity:
             raise RuntimeError(f"rollout exceeded its cache of {self.capacity} tokens")
-        self._keys[:, :, self.length : end] = key_states
-        self._values[:, :, self.length : end] = value_states
+        if self.rows is not None:
+            self._keys[self.rows, :, self.length : end] = key_states
+            self._values[self.rows, :, self.length : end] = value_states
+        else:
+            self._keys[:, :, self.length : end] = key_states
+            self._values[:, :, self.length : end] = value_states
         self.length = end
         self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+        if self.rows is not None:
+            return self.keys.index_select(0, self.rows), self.values.index_select(0, self.rows)
         return self.keys, self.values
 
     def get_seq_length(self) -> int:
@@ -63,3 +75,16 @@ class GrowingCache(Cache):
 
     def __init__(self, num_layers: int, capacity: int) -> None:
         super().__init__(layers=[GrowingLayer(capacity) for _ in range(num_layers)])
+
+    @contextlib.contextmanager
+    def only(self, rows: torch.Tensor):
+        """Within: a forward pass of the batch's rows `rows` alone. Their keys and values are
+        written in place; the other rows get the same positions unwritten (their attention mask
+        must say 0 there), and attention reads the rows `rows` only."""
+        for layer in self.layers:
+            layer.rows = rows
+        try:
+            yield
+        finally:
+            for layer in self.layers:
+                layer.rows = None
