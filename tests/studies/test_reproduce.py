@@ -62,8 +62,9 @@ def test_a_run_logged_before_the_compact_tokenizer_is_rebuilt_with_the_word_leve
     from ttt_lab.config.load import from_tree, load
     from ttt_lab.studies.reproduce import scratch_tree
 
-    tree = copy.deepcopy(load([]).tree)
-    assert tree["model"]["tokens"] == "compact"
+    tree = copy.deepcopy(load(["model.tokens=compact"]).tree)
     assert from_tree(scratch_tree(tree, tmp_path, None), []).cfg.model.tokens == "compact"
+    tree["model"]["tokens"] = "rows"
+    assert from_tree(scratch_tree(tree, tmp_path, None), []).cfg.model.tokens == "rows"
     del tree["model"]["tokens"]
     assert from_tree(scratch_tree(tree, tmp_path, None), []).cfg.model.tokens == "words"
