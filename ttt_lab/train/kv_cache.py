@@ -30,10 +30,8 @@ class GrowingLayer(DynamicLayer):
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         b, h, _, d = key_states.shape
         self.device = key_states.device
-        # zeros, not empty: positions a row skips (`only`) are masked out, but attention still
-        # multiplies them, and uninitialised memory can hold NaN
-        self._keys = key_states.new_zeros((b, h, self.capacity, d))
-        self._values = value_states.new_zeros((b, h, self.capacity, value_states.shape[-1]))
+        self._keys = key_states.new_empty((b, h, self.capacity, d))
+        self._values = value_states.new_empty((b, h, self.capacity, value_states.shape[-1]))
         self.is_initialized = True
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
@@ -43,6 +41,10 @@ class GrowingLayer(DynamicLayer):
         if end > self.capacity:
             raise RuntimeError(f"rollout exceeded its cache of {self.capacity} tokens")
         if self.rows is not None:
+            # the other rows skip these positions: masked out, but attention still multiplies
+            # them, and uninitialised memory can hold NaN
+            self._keys[:, :, self.length : end] = 0
+            self._values[:, :, self.length : end] = 0
             self._keys[self.rows, :, self.length : end] = key_states
             self._values[self.rows, :, self.length : end] = value_states
         else:
