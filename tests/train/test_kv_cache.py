@@ -3,15 +3,21 @@ import torch
 from ttt_lab.train.kv_cache import GrowingCache
 
 
-def test_growing_cache_gives_the_logits_of_a_full_forward_pass_and_keeps_rows(tiny_checkpoint) -> None:
+def _games(tiny_checkpoint, seed: int, rows: int, length: int):
+    """The tiny model, random token rows, their logits in one full pass, and an empty cache."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint).eval()
-    torch.manual_seed(0)
-    ids = torch.randint(5, model.config.vocab_size, (3, 12))
+    torch.manual_seed(seed)
+    ids = torch.randint(5, model.config.vocab_size, (rows, length))
     with torch.no_grad():
         full = model(input_ids=ids).logits
-        cache = GrowingCache(model.config.num_hidden_layers, capacity=12)
+    return model, ids, full, GrowingCache(model.config.num_hidden_layers, capacity=length)
+
+
+def test_growing_cache_gives_the_logits_of_a_full_forward_pass_and_keeps_rows(tiny_checkpoint) -> None:
+    model, ids, full, cache = _games(tiny_checkpoint, 0, 3, 12)
+    with torch.no_grad():
         first = model(input_ids=ids[:, :7], cache=cache, use_cache=True).logits
         assert cache.get_seq_length() == 7
         for layer in cache.layers:  # how the rollout engine drops finished games
@@ -34,14 +40,8 @@ def test_growing_cache_refuses_to_overflow(tiny_checkpoint) -> None:
 def test_a_pass_of_some_rows_writes_theirs_alone_and_the_others_stay_zero(tiny_checkpoint) -> None:
     """`only(rows)`: the rows' next tokens get the logits of a full forward pass; the other
     rows' skipped position holds zeros (masked later, but multiplied: never NaN)."""
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint).eval()
-    torch.manual_seed(1)
-    ids = torch.randint(5, model.config.vocab_size, (4, 9))
+    model, ids, full, cache = _games(tiny_checkpoint, 1, 4, 9)
     with torch.no_grad():
-        full = model(input_ids=ids).logits
-        cache = GrowingCache(model.config.num_hidden_layers, capacity=9)
         model(input_ids=ids[:, :8], cache=cache, use_cache=True)
         rows = torch.tensor([3, 1])
         with cache.only(rows):
