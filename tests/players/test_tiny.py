@@ -15,7 +15,7 @@ from ttt_lab.env.episode import Episode
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import RandomOpponent
 from ttt_lab.players.tiny import build_tokenizer
-from ttt_lab.train.generation import ChatTokens
+from ttt_lab.train.generation import ChatTokens, _Memo
 
 pytestmark = pytest.mark.xdist_group("tiny-tokenizer")
 tokenizer = functools.cache(build_tokenizer)
@@ -86,14 +86,19 @@ def test_a_move_is_one_token(kind: str, cell: int) -> None:
 @given(seed=st.integers(0, 2**32), first=st.booleans(), think=st.sampled_from(["off", "optional"]),
        said=st.lists(replies, min_size=1, max_size=8), symbol=st.sampled_from("XO"))
 @pytest.mark.parametrize("kind", ["rows", "compact", "words"])
-def test_turn_by_turn_ids_are_the_whole_conversations_ids(kind: str, seed: int, first: bool, think: str,
+@pytest.mark.parametrize("memo", [True, False])
+def test_turn_by_turn_ids_are_the_whole_conversations_ids(kind: str, memo: bool, seed: int, first: bool, think: str,
                                                           said: list[str], symbol: str) -> None:
     """A reply ends with the model's end-of-turn token, as a sampled reply does; the environment's
-    tokens after it come from `ChatTokens.after_reply`, as in `rollout.play_games`."""
+    tokens after it come from `ChatTokens.after_reply`, as in `rollout.play_games`: from a fresh memo
+    (every turn a miss, rendered after a stand-in history) or, without one, from the whole game's rendering."""
     chat = ChatTokens(tokenizer(kind))
+    chat._memo = _Memo() if memo else None
     example = Example(index=0, seed=seed, p_random=0.5, model_first=first, model_symbol=symbol, stratum=-1)
     ep = Episode(example, EnvConfig(think=think, max_model_turns=8), RandomOpponent(), seed)
-    ids, rendered = chat.prompt(ep.messages), chat.render(ep.messages)
+    ids, rendered = chat.start(ep.messages)
+    assert ids == chat.prompt(ep.messages) and ids == chat.start(ep.messages)[0]
+    assert (rendered is None) == memo
     for reply in said:
         ids += [*chat.encode(reply), chat.eos]
         ep.step(reply)

@@ -96,3 +96,49 @@ def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, di
     assert len(set(wide)) == 1 and min(narrow) < wide[0]
     assert grouped["grad_norm"] == pytest.approx(plain["grad_norm"], rel=1e-4)
     assert grouped["loss"] == pytest.approx(plain["loss"], rel=1e-4, abs=1e-7)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_the_plain_head_scores_as_trls_chunked_kernel_with_the_same_gradients(tiny_checkpoint: Path,
+                                                                              temperature: float) -> None:
+    """`plain_logps` against TRL's own fused LM head, called as `GRPOTrainer` calls it: log-probs,
+    entropies and the gradient of a loss on them, with left-padded prompts and right-padded games."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.3)
+    fused = copy.deepcopy(model)
+    add_fused_lm_head(fused, temperature=temperature, outputs=("log_probs", "entropy"))
+    ids = torch.randint(3, model.config.vocab_size, (4, 13))
+    mask = torch.ones_like(ids)
+    mask[0, :3], mask[1, -4:], mask[2, :1] = 0, 0, 0
+    keep = 9
+    logps, ent = trainer.plain_logps(model, ids, mask, keep, temperature, entropy=True)
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :-keep] = -100
+    out = fused(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    ref_logps, ref_ent = out.log_probs[:, -keep:], out.entropy[:, -keep:]
+    assert torch.allclose(logps, ref_logps, atol=1e-5) and torch.allclose(ent, ref_ent, atol=1e-5)
+    assert (logps[mask[:, -keep:] == 0] == 0).all() and (logps[mask[:, -keep:] == 1] < 0).all()
+    weights = torch.randn(4, keep)
+    ((logps * weights).sum() + ent.sum()).backward()
+    ((ref_logps * weights).sum() + ref_ent.sum()).backward()
+    for (name, a), b in zip(model.named_parameters(), fused.parameters(), strict=True):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5, rtol=1e-4), name
+
+
+def test_trl_still_scores_tokens_through_the_method_game_trainer_overrides() -> None:
+    import inspect
+
+    from trl import GRPOTrainer
+
+    params = list(inspect.signature(GRPOTrainer._get_per_token_logps_and_entropies).parameters)
+    assert params[:8] == ["self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size",
+                          "compute_entropy", "compute_aux_loss"]
+    assert "_get_per_token_logps_and_entropies(" in inspect.getsource(GRPOTrainer._compute_loss)

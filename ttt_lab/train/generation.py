@@ -46,15 +46,17 @@ class ChatTokens:
     The environment's tokens after a reply are rendered from the chat template (the template
     decides what an end of turn and a user turn look like); when the template writes a user turn
     the same whatever came before it (probed once, `_history_free`), they are memoised by the
-    user message: a game's turn then costs no template rendering and no tokenizing."""
+    user message, and the prompts by their messages: a game then costs no template rendering and no
+    tokenizing once its positions have been seen, and a new position renders a two-turn stand-in
+    conversation, not the game's whole history."""
 
     def __init__(self, tokenizer) -> None:
         self.tok = tokenizer
         self.eos = tokenizer.eos_token_id
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos
-        if tokenizer not in _TAILS:
-            _TAILS[tokenizer] = {} if self._history_free() else None
-        self._tails: dict[tuple[str, bool], list[int]] | None = _TAILS[tokenizer]
+        if tokenizer not in _MEMOS:
+            _MEMOS[tokenizer] = _Memo() if self._history_free() else None
+        self._memo: _Memo | None = _MEMOS[tokenizer]
 
     def encode(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False)["input_ids"]
@@ -74,6 +76,18 @@ class ChatTokens:
     def prompt(self, messages: list[dict[str, str]]) -> list[int]:
         return self.encode(self.render(messages))
 
+    def start(self, messages: list[dict[str, str]]) -> tuple[list[int], str | None]:
+        """A game's prompt ids, and its rendering for `after_reply`'s `before` (None when the
+        memo serves the game: its later turns need no rendering)."""
+        if self._memo is None:
+            text = self.render(messages)
+            return self.encode(text), text
+        key = tuple((m["role"], m["content"]) for m in messages)
+        ids = self._memo.prompts.get(key)
+        if ids is None:
+            ids = self._memo.put(self._memo.prompts, key, self.prompt(messages))
+        return list(ids), None
+
     def after_reply(self, messages: list[dict[str, str]], ended_with_eos: bool,
                     before: str | None = None) -> tuple[list[int], str | None]:
         """The environment's tokens after the model's last reply (`messages[-2]`): end of turn,
@@ -81,18 +95,19 @@ class ChatTokens:
         and the rendering of `messages`, or None when the tokens came from the memo. `before`,
         the rendering of `messages[:-2]` (what the previous call returned), spares rendering it
         again: the template runs once a turn."""
+        if self._memo is None:
+            tail, full = self._tail(messages, before)
+            return self._tail_ids(tail, ended_with_eos), full
         key = (messages[-1]["content"], ended_with_eos)
-        if self._tails is not None and key in self._tails:
-            return list(self._tails[key]), None
-        tail, full = self._tail(messages, before)
+        ids = self._memo.tails.get(key)
+        if ids is None:
+            tail, _ = self._tail([*_STAND_IN, messages[-1]])
+            ids = self._memo.put(self._memo.tails, key, self._tail_ids(tail, ended_with_eos))
+        return list(ids), None
+
+    def _tail_ids(self, tail: str, ended_with_eos: bool) -> list[int]:
         ids = self.encode(tail)
-        if ended_with_eos and ids[:1] == [self.eos]:
-            ids = ids[1:]
-        if self._tails is not None:
-            if len(self._tails) >= MEMO_SIZE:
-                self._tails.clear()
-            self._tails[key] = ids
-        return list(ids), full
+        return ids[1:] if ended_with_eos and ids[:1] == [self.eos] else ids
 
     def _tail(self, messages: list[dict[str, str]], before: str | None = None) -> tuple[str, str]:
         before = self.render(messages[:-2]) if before is None else before
@@ -107,9 +122,9 @@ class ChatTokens:
     def _history_free(self) -> bool:
         """Whether the template writes the text after a reply and the next user turn the same
         whatever the conversation before it and the reply were."""
-        system, user = {"role": "system", "content": "Rules."}, {"role": "user", "content": "New game."}
-        histories = [[user], [system, user], [system, user, {"role": "assistant", "content": "<move>4</move>"},
-                                              {"role": "user", "content": "\n\nBoard.\nYour turn."}]]
+        system, user = {"role": "system", "content": "Rules."}, _STAND_IN[0]
+        later = {"role": "user", "content": "\n\nBoard.\nYour turn."}
+        histories = [[user], [system, user], [system, *_STAND_IN, later]]
         try:
             for content in ("Your turn.", "\n\n0 | X\nYour turn. "):
                 tails = {self._tail([*h, {"role": "assistant", "content": r}, {"role": "user", "content": content}])[0]
@@ -121,9 +136,27 @@ class ChatTokens:
         return True
 
 
-_TAILS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per tokenizer: its memo of the environment's tokens by user message, or None (not memoisable)."""
+@dataclass
+class _Memo:
+    """One tokenizer's memo: the environment's tokens by (user message, reply ended with the end
+    of turn), the prompts' tokens by their messages."""
+
+    tails: dict[tuple[str, bool], list[int]] = field(default_factory=dict)
+    prompts: dict[tuple, list[int]] = field(default_factory=dict)
+
+    @staticmethod
+    def put(table: dict, key, ids: list[int]) -> list[int]:
+        if len(table) >= MEMO_SIZE:
+            table.clear()
+        table[key] = ids
+        return ids
+
+
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per tokenizer: its `_Memo`, or None when its template is not history-free (render every turn)."""
 MEMO_SIZE = 200_000
+_STAND_IN = ({"role": "user", "content": "New game."}, {"role": "assistant", "content": "<move>4</move>"})
+"""The history a memo miss renders the new user turn after (any history gives the same tail)."""
 
 
 class Backend(Protocol):

@@ -94,8 +94,9 @@ def play_games(make_backend: Callable[[list[list[int]]], Backend], chat: ChatTok
     ids = list(game_ids) if game_ids is not None else [game_offset + i for i in range(len(examples))]
     seeds = [opponent_seed(ex, g, opponent_seeding) for ex, g in zip(examples, ids, strict=True)]
     episodes = [Episode(ex, env, opponent, s) for ex, s in zip(examples, seeds, strict=True)]
-    rendered = [chat.render(ep.messages) for ep in episodes]
-    rollouts = [Rollout(chat.encode(text)) for text in rendered]
+    starts = [chat.start(ep.messages) for ep in episodes]
+    rendered = [text for _, text in starts]
+    rollouts = [Rollout(ids) for ids, _ in starts]
     chunks: list[list[int]] = [r.prompt_ids for r in rollouts]
     backend = make_backend(chunks)
     rows: list[int | None] = list(range(len(episodes)))

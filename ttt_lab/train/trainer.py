@@ -48,8 +48,44 @@ def regroup(batches: list[dict]) -> list[dict] | None:
     return out
 
 
+def plain_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+                temperature: float, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probabilities (and entropies) of the last `logits_to_keep` tokens from the
+    model's logits, 0 where `attention_mask` is 0: what TRL's chunked LM-head kernel computes,
+    which saves memory on a large vocabulary but on a small one costs about three times the
+    plain head's time (measured on CPU, vocabulary of 394: 18 vs 6.5 ms per pass of 32 games)."""
+    out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=logits_to_keep + 1, use_cache=False)
+    logp = torch.log_softmax(out.logits[:, :-1].float() / temperature, dim=-1)
+    keep = attention_mask[:, -logits_to_keep:].bool()
+    per_token = logp.gather(-1, input_ids[:, -logits_to_keep:, None]).squeeze(-1).masked_fill(~keep, 0.0)
+    ent = -(logp.exp() * logp).sum(-1).masked_fill(~keep, 0.0) if entropy else None
+    return per_token, ent
+
+
+PLAIN_HEAD_VOCAB = 4096
+"""Vocabularies up to this size score with `plain_logps` (its logits cost little memory)."""
+
+
 class GameTrainer(GRPOTrainer):
-    """`GRPOTrainer` whose training micro-batches come from `regroup`."""
+    """`GRPOTrainer` whose training micro-batches come from `regroup`, and which scores tokens
+    with `plain_logps` on a small vocabulary (text-only inputs)."""
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
+        plain = (not compute_aux_loss and all(v is None for v in extra.values()) and not self.args.cast_lm_head_to_fp32
+                 and self.model.config.get_text_config().vocab_size <= PLAIN_HEAD_VOCAB)
+        if not plain:
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss,
+                **extra)
+        size = batch_size or input_ids.size(0)
+        parts = []
+        with self.accelerator.autocast():
+            for i in range(0, input_ids.size(0), size):
+                parts.append(plain_logps(model, input_ids[i : i + size], attention_mask[i : i + size], logits_to_keep,
+                                         self.temperature, compute_entropy))
+        logps = torch.cat([p for p, _ in parts])
+        return logps, torch.cat([e for _, e in parts]) if compute_entropy else None, None
 
     def _prepare_inputs(self, generation_batch):
         inputs = super()._prepare_inputs(generation_batch)
