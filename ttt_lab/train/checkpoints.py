@@ -85,7 +85,8 @@ def load_model(path: str, cfg: Config):
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, cfg.model.dtype))
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, cfg.model.dtype),
+                                                     attn_implementation=attention(cfg))
     except (OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TrainError(f"cannot load the model from {path!r}: {first}. Set model.path to a checkpoint folder "
@@ -97,3 +98,10 @@ def load_model(path: str, cfg: Config):
         tokenizer.pad_token = tokenizer.eos_token
     check_reply_budget(tokenizer, cfg.player.max_new_tokens)
     return model.to(cfg.model.device), tokenizer
+
+
+def attention(cfg: Config) -> str:
+    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
+    if cfg.model.attention != "auto":
+        return cfg.model.attention
+    return "eager" if cfg.model.device == "cpu" else "sdpa"
