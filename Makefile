@@ -60,7 +60,7 @@ $(VF_STAMP): pyproject.toml constraints.txt
 test-verifiers: $(VF_STAMP)  ## vf-eval on ttt-lab's verifiers environment, offline (its own environment .venv-verifiers)
 	TTT_LAB_TEST=1 $(VF_VENV)/bin/python -m pytest -q -m verifiers -rA -p no:warnings tests/verifiers
 
-run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (6–8 min on 2 cores)
+run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (4–8 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
 bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
