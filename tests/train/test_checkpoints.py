@@ -3,7 +3,7 @@ import re
 import pytest
 
 from ttt_lab.errors import InvalidSetting
-from ttt_lab.train.checkpoints import load_model
+from ttt_lab.train.checkpoints import attention, load_model
 
 from .conftest import cfg_for
 
@@ -11,8 +11,6 @@ from .conftest import cfg_for
 @pytest.mark.parametrize(("setting", "device", "kernel"), [("auto", "cpu", "eager"), ("auto", "cuda", "sdpa"),
                                                            ("sdpa", "cpu", "sdpa"), ("eager", "cuda", "eager")])
 def test_the_attention_kernel_is_the_one_model_attention_names(tmp_path, setting, device, kernel) -> None:
-    from ttt_lab.train.checkpoints import attention
-
     assert attention(cfg_for(tmp_path, f"model.attention={setting}", f"model.device={device}")) == kernel
 
 
