@@ -35,6 +35,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     from ttt_lab.train import grpo, rollout
     from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.phase_data import phase_dataset
+    from ttt_lab.train.runtime import use_bf16
 
     cfg = load([*base, f"batch_size={bs}", f"steps={steps}", "train.saves_per_phase=1"]).cfg
     gen, step, began = [], [], []
@@ -64,7 +65,7 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     examples = [e for e in phase_dataset(cfg, phase, 0, 1) for _ in range(phase.num_generations)]
     t = time.perf_counter()
     rollout.play_rollouts(model, tok, examples, cfg.env, grpo.build_opponent(cfg.opponent),
-                          rollout.Sampling(1.0, cfg.player.max_new_tokens), sampling_seed=cfg.seed,
+                          rollout.Sampling(1.0, cfg.player.max_new_tokens, use_bf16(cfg)), sampling_seed=cfg.seed,
                           game_ids=list(range(len(examples))))
     return bs / statistics.median(step), sum(gen) / sum(step), len(examples) / (time.perf_counter() - t)
 
