@@ -132,11 +132,15 @@ def test_values_read_from_the_environment_are_kept_out_of_what_is_logged(monkeyp
     assert redact("OpenAIPlayer('http://x/v1', 'tok-5ecret-9f3e')") == "OpenAIPlayer('http://x/v1', '***')"
 
 
-def test_tiny_cpu_long_is_tiny_cpu_plus_one_phase_and_a_longer_warm_up() -> None:
-    """Hydra replaces lists whole, so tiny_cpu_long repeats tiny_cpu's phases: they must not drift apart."""
-    import dataclasses
+def test_tiny_cpu_long_is_tiny_cpu_with_more_rl() -> None:
+    """tiny_cpu_long shares tiny_cpu's warm-up (one cached SFT checkpoint serves both), its
+    environment and data, and plays more RL games in each of its phases and one more phase."""
+
+    def games(cfg) -> list[int]:
+        return [p.steps * p.batch_size for p in cfg.train.phases]
 
     short, long = load(["experiment=tiny_cpu"]).cfg, load(["experiment=tiny_cpu_long"]).cfg
-    assert long.train.phases[:-1] == short.train.phases and len(long.train.phases) == len(short.train.phases) + 1
-    assert long.train.sft == dataclasses.replace(short.train.sft, epochs=short.train.sft.epochs + 1)
-    assert long.env == short.env and long.dataset == short.dataset
+    assert long.train.sft == short.train.sft and long.env == short.env and long.dataset == short.dataset
+    assert len(long.train.phases) == len(short.train.phases) + 1
+    assert all(g_long > g_short for g_long, g_short in zip(games(long), games(short), strict=False))
+    assert [p.name for p in long.train.phases[:2]] == [p.name for p in short.train.phases]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 
 import pytest
@@ -30,6 +31,15 @@ def test_perfect_play_never_loses_and_every_reply_is_in_format() -> None:
     m = s.metrics("eval")
     assert m["eval/optimal/draw_rate"] == 1.0 and m["eval/optimal/draw_rate_lo"] < 1.0
     assert m["eval/optimal/games"] == 40.0
+    assert m["eval/optimal/invalid_rate_lo"] == 0.0 < m["eval/optimal/invalid_rate_hi"] < 0.1
+
+
+def test_invalid_rate_interval_is_over_model_messages() -> None:
+    s = summarise("random", records(random_player(think=False), RandomOpponent()))
+    bad = dataclasses.replace(s, invalid_moves=s.model_messages // 4)
+    lo, hi = bad.invalid_interval
+    assert lo < bad.invalid_rate < hi and hi - lo < 0.5
+    assert bad.metrics()["eval/random/invalid_rate_hi"] == hi
 
 
 def test_counts_add_up_and_rates_are_shares_of_games() -> None:

@@ -40,6 +40,12 @@ class Summary:
         return self.invalid_moves / self.model_messages if self.model_messages else 0.0
 
     @property
+    def invalid_interval(self) -> tuple[float, float]:
+        """Wilson 95 % interval of `invalid_rate` over model messages (one game's messages are
+        not independent, so read it as a lower bound on the spread)."""
+        return wilson(self.invalid_moves, self.model_messages)
+
+    @property
     def format_rate(self) -> float:
         return self.messages_in_format / self.model_messages if self.model_messages else 0.0
 
@@ -56,6 +62,7 @@ class Summary:
             out[f"{p}/{name}_rate_lo"] = lo
             out[f"{p}/{name}_rate_hi"] = hi
         out[f"{p}/invalid_rate"] = self.invalid_rate
+        out[f"{p}/invalid_rate_lo"], out[f"{p}/invalid_rate_hi"] = self.invalid_interval
         out[f"{p}/format_rate"] = self.format_rate
         out[f"{p}/mean_turns"] = self.model_turns_mean
         out[f"{p}/reward"] = self.reward_mean
