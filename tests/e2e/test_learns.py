@@ -68,19 +68,13 @@ def assert_rl_beats_sft(m: dict[str, float]) -> None:
     assert beyond_intervals(m) or paired, f"{rates(m)}; after SFT {rates(m, 'eval_sft')}; {paired_gain(m)}"
 
 
-def assert_rl_keeps_the_warm_up(m: dict[str, float]) -> None:
-    """Game by game on the same games, RL loses no ground against either opponent."""
-    for o in ("random", "optimal"):
-        assert m[f"eval_gain/{o}/better"] >= m[f"eval_gain/{o}/worse"], f"{rates(m)}; {paired_gain(m)}"
-
-
 def test_tiny_cpu_recipe_learns(home: Path) -> None:
     """tiny_cpu warms up for three epochs (94-98 % draws against the optimal opponent on every
     seed and precision measured) and its 140 RL steps clean up: measured on a 2-core AMD EPYC with
     AVX512-BF16 (bf16, two threads), from 96.2 % draws, 92.8 % wins and 0.6 % invalid moves after
-    the warm-up to 97.5 % draws, 94.0 % wins and no invalid move. RL's gain over such a warm-up is
-    a handful of games, so this test asserts that RL keeps the warm-up's level game by game; that
-    RL beats the warm-up beyond the intervals is the long recipe's test."""
+    the warm-up to 97.5 % draws, 94.0 % wins and no invalid move: RL beyond the warm-up's interval
+    on invalid moves (0.6 -> 0.0 % against the random opponent); game by game 11 better / 5 worse
+    and 13 / 8, not significant on their own."""
     m, tags, minutes = train(home, "tiny_cpu")
     ref = evaluate("player=minimax", experiment="reference")
     print(f"tiny_cpu: {minutes:.1f} min (reported, not asserted: timing goals live in benchmarks/); "
@@ -89,7 +83,7 @@ def test_tiny_cpu_recipe_learns(home: Path) -> None:
     assert m["eval/random/invalid_rate"] < 0.01 and m["eval/optimal/invalid_rate"] < 0.01
     assert m["eval/random/win_rate"] >= 0.9 * ref["eval/random/win_rate"]
     assert m["eval/optimal/draw_rate"] >= 0.95
-    assert_rl_keeps_the_warm_up(m)
+    assert_rl_beats_sft(m)
     assert Path(tags["ttt.checkpoint"]).is_dir()
 
 
