@@ -125,3 +125,24 @@ def test_a_study_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
     path.write_text("name: [unclosed\nparams: {a: 1}\n")
     with pytest.raises(StudyError, match=r"cannot read the study file .*broken\.yaml"):
         from_file(path, [])
+
+
+def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_with():
+    """tiny_cpu's first RL phase plays opponents of every strength after a three-epoch warm-up; the
+    studies in sweeps/ built on it were measured (docs/findings/) with the published first phase
+    (30-100 % random moves) after a two-epoch warm-up, and keep both unless the study varies them."""
+    from ttt_lab.config.load import conf_dir, load
+
+    tiny = load(["experiment=tiny_cpu"]).cfg
+    assert (tiny.train.phases[0].p_min, tiny.train.sft.epochs) == (0.0, 3)
+    checked = []
+    for path in sorted((conf_dir().parent / "sweeps").glob("*.yaml")):
+        spec = from_file(path, [])
+        if "experiment=tiny_cpu" not in spec.overrides:
+            continue
+        cfg = load(spec.overrides).cfg
+        assert cfg.train.sft.epochs == 2, path
+        if "train.phases.0.p_min" not in spec.params:
+            assert cfg.train.phases[0].p_min == 0.3, path
+            checked.append(path.stem)
+    assert {"batch_size", "ablations", "search", "quickstart", "memorisation"} <= set(checked)
