@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ttt_lab.config.load import ConfigError, load
 from ttt_lab.config.overrides import OverrideError, expand_star, leaf_paths
@@ -98,6 +100,10 @@ def test_composition_errors_are_one_paragraph(overrides: list[str], words: str) 
         (["batch_size=60"], "train.phases.0.batch_size"),
         (["eval.suite=nope"], "eval.suite"),
         (["env.penalty.amount=-1"], "env.penalty.amount"),
+        (["train.phases.0.p_min=0.8", "train.phases.0.p_max=0.2"], "train.phases.0.p_min"),
+        (["experiment=tiny_cpu", "train.phases.1.p_min=0.5"], "train.phases.1.p_min"),
+        (["dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
+        (["dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
     ],
 )
 def test_values_out_of_range_fail_before_work(overrides: list[str], field: str) -> None:
@@ -144,3 +150,22 @@ def test_tiny_cpu_long_is_tiny_cpu_with_more_rl() -> None:
     assert len(long.train.phases) == len(short.train.phases) + 1
     assert all(g_long > g_short for g_long, g_short in zip(games(long), games(short), strict=False))
     assert [p.name for p in long.train.phases[:2]] == [p.name for p in short.train.phases]
+
+
+@given(st.one_of(st.none(), st.floats(0, 1)), st.one_of(st.none(), st.floats(0, 1)), st.floats(0, 1), st.floats(0, 1))
+def test_a_phase_range_is_refused_exactly_when_training_would_use_it_reversed(lo, hi, d_lo, d_hi) -> None:
+    """A phase's unset end is `dataset.*`'s; the range training would use is checked at load."""
+    from dataclasses import replace
+
+    from ttt_lab.config.schema import Config, PhaseConfig, validate
+
+    d_lo, d_hi = min(d_lo, d_hi), max(d_lo, d_hi)
+    cfg = Config()
+    cfg = replace(cfg, dataset=replace(cfg.dataset, p_min=d_lo, p_max=d_hi),
+                  train=replace(cfg.train, phases=[PhaseConfig(p_min=lo, p_max=hi)]))
+    used = (d_lo if lo is None else lo, d_hi if hi is None else hi)
+    if used[0] > used[1]:
+        with pytest.raises(InvalidSetting, match=r"other end of train\.phases\.0"):
+            validate(cfg)
+    else:
+        validate(cfg)

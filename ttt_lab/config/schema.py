@@ -268,6 +268,18 @@ class Config:
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
 
 
+def _validate_phase_range(p: PhaseConfig, at: str, d: DatasetConfig) -> None:
+    """The phase's opponent range as training will use it (an unset end is `dataset.*`), checked
+    before anything is built: a reversed range would otherwise surface after the SFT warm-up."""
+    lo = d.p_min if p.p_min is None else p.p_min
+    hi = d.p_max if p.p_max is None else p.p_max
+    if lo > hi:
+        lo_key = "dataset.p_min" if p.p_min is None else f"{at}.p_min"
+        hi_key = "dataset.p_max" if p.p_max is None else f"{at}.p_max"
+        raise InvalidSetting(lo_key, lo, f"a number no larger than {hi_key} ({hi}), the other end of {at}'s "
+                             "range of opponents' random-move probabilities")
+
+
 def _validate_phase(p: PhaseConfig, at: str) -> None:
     check_integer(f"{at}.steps", p.steps, 1)
     check_integer(f"{at}.batch_size", p.batch_size, 1)
@@ -342,6 +354,7 @@ def validate(cfg: Config) -> Config:
     check_number("player.timeout_s", pl.timeout_s, 0.001)
     for i, phase in enumerate(cfg.train.phases):
         _validate_phase(phase, f"train.phases.{i}")
+        _validate_phase_range(phase, f"train.phases.{i}", cfg.dataset)
     _validate_processes(cfg.train)
     if cfg.train.budget_games is not None:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
