@@ -104,6 +104,11 @@ def test_composition_errors_are_one_paragraph(overrides: list[str], words: str) 
         (["experiment=tiny_cpu", "train.phases.1.p_min=0.5"], "train.phases.1.p_min"),
         (["dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
         (["dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
+        (["seed=-1"], "seed"),
+        (["seed=4294967296"], "seed"),
+        (["train.sft.epochs=0"], "train.sft.epochs"),
+        (["train.sft.batch_size=0"], "train.sft.batch_size"),
+        (["train.sft.learning_rate=-0.1"], "train.sft.learning_rate"),
     ],
 )
 def test_values_out_of_range_fail_before_work(overrides: list[str], field: str) -> None:

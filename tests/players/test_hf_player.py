@@ -35,3 +35,21 @@ def test_sampling_is_reproducible_for_a_seed_and_really_samples(tiny_checkpoint:
 def test_missing_checkpoint_is_explained(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="cannot load the model"):
         HFPlayer(str(tmp_path / "nothing-here"))
+
+
+def test_a_local_model_path_that_is_no_checkpoint_is_named_before_transformers_reads_it(
+        tmp_path: Path, tiny_checkpoint: Path) -> None:
+    """transformers reads a missing local path as a malformed hub id; ttt-lab says what is wrong."""
+    from ttt_lab.config.load import load
+    from ttt_lab.players.hf import resolve_model_path
+
+    def resolve(path: str) -> str:
+        return resolve_model_path(load([f"model.path={path}"]).cfg)
+
+    with pytest.raises(ModelLoadError, match=r"'/no/such/folder' does not exist on this machine"):
+        resolve("/no/such/folder")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelLoadError, match=r"holds no config\.json"):
+        resolve(str(tmp_path / "empty"))
+    assert resolve(str(tiny_checkpoint)) == str(tiny_checkpoint)
+    assert resolve("org/model-name") == "org/model-name"  # a hub id is left to transformers

@@ -316,6 +316,12 @@ def _validate_processes(t: TrainConfig) -> None:
 
 
 def _validate_sft(s: SftConfig) -> None:
+    if s.enabled:
+        if isinstance(s.epochs, bool) or not isinstance(s.epochs, int) or s.epochs < 1:
+            raise InvalidSetting("train.sft.epochs", s.epochs, "an integer of at least 1 (or set "
+                                 "train.sft.enabled=false to skip the warm-up)")
+        check_integer("train.sft.batch_size", s.batch_size, 1)
+        check_number("train.sft.learning_rate", s.learning_rate, 0.0)
     check_integer("train.sft.warmup_steps", s.warmup_steps, 0)
     check_integer("train.sft.logging_steps", s.logging_steps, 1)
     check_one_of("train.sft.teacher_scoring", s.teacher_scoring, SCORINGS)
@@ -334,6 +340,8 @@ def validate(cfg: Config) -> Config:
         raise InvalidSetting("tracking.experiment", cfg.tracking.experiment,
                              "letters, digits and . _ - (starting with a letter or digit, no '..' or '/')")
     check_number("tracking.outage_wait_s", cfg.tracking.outage_wait_s, 0.0)
+    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
+        raise InvalidSetting("seed", cfg.seed, f"an integer from 0 to {2**32 - 1} (the seed numpy and torch take)")
     cfg.env.validate("env")
     cfg.dataset.validate("dataset")
     o = cfg.opponent

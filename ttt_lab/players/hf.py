@@ -24,9 +24,32 @@ def quiet_transformers() -> None:
     logging.disable_progress_bar()
 
 
+def _looks_local(path: str) -> bool:
+    """A filesystem path rather than a hub id (`org/name`): absolute, relative to here or home."""
+    return path.startswith(("/", "./", "../", "~")) or path in (".", "..") or os.path.exists(path)
+
+
+def check_local_checkpoint(path: str) -> str:
+    """`path` with `~` expanded; a clear error for a local path that is not a checkpoint folder
+    (transformers would otherwise read it as a malformed hub id)."""
+    if not _looks_local(path):
+        return path
+    folder = Path(path).expanduser()
+    where = f"model.path {path!r}"
+    if not folder.exists():
+        raise ModelLoadError(f"{where} does not exist on this machine. Set model.path to a checkpoint folder "
+                             "(`ttt-lab train` ends by printing the one it wrote: checkpoint: "
+                             "runs/train/<hash>/<phase>) or a hub id reachable from this machine.")
+    if not (folder / "config.json").is_file():
+        raise ModelLoadError(f"{where} is not a checkpoint folder: it holds no config.json. A checkpoint folder "
+                             "has config.json, the weights and the tokenizer files, as `ttt-lab train` writes "
+                             "under runs/train/<hash>/<phase>/.")
+    return str(folder)
+
+
 def resolve_model_path(cfg: Config) -> str:
     if cfg.model.path:
-        return cfg.model.path
+        return check_local_checkpoint(cfg.model.path)
     if cfg.model.name == "tiny":
         from ttt_lab.players.tiny import ensure_tiny
 
@@ -45,7 +68,7 @@ class HFPlayer:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
         except (OSError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
             raise ModelLoadError(
                 f"cannot load the model from {path!r}: {first}. Set model.path to a local checkpoint folder "
                 "(config.json, weights, tokenizer) or a hub id reachable from this machine."
