@@ -21,12 +21,25 @@ def is_launcher_setting(arg: str) -> bool:
     return arg.lstrip("+~").startswith("launcher.")
 
 
+def _study_file(path: Path) -> Path:
+    """`path`, or the project's own study of that name (`sweeps/<name>.yaml` of the checkout ttt-lab
+    runs from) when `path` names no file here and no other folder: `ttt-lab sweep batch_size.yaml`
+    or `sweeps/batch_size.yaml` works from any directory."""
+    if path.is_file():
+        return path
+    from ttt_lab.config.load import conf_dir
+
+    shipped = conf_dir().parent / "sweeps"
+    if str(path.parent) in (".", "sweeps") and (shipped / path.name).is_file():
+        return shipped / path.name
+    known = sorted(p.name for p in shipped.glob("*.yaml"))
+    raise StudyError(f"no study file {path}. The project's studies ({shipped}): {', '.join(known) or 'none'}; "
+                     "give one of them by name or the path of a study file of your own.")
+
+
 def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:
     if args and is_study_file(args[0]):
-        path = Path(args[0])
-        if not path.is_file():
-            known = sorted(p.name for p in Path("sweeps").glob("*.yaml")) if Path("sweeps").is_dir() else []
-            raise StudyError(f"no study file {path}. Named studies: {', '.join(known) or '(none here)'}.")
+        path = _study_file(Path(args[0]))
         return from_file(path, args[1:], name, trials)
     return from_args(args, name, trials)
 
