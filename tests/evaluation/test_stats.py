@@ -75,3 +75,29 @@ def test_sign_test_is_scipys_exact_binomial_test(better: int, worse: int) -> Non
     expected = 1.0 if better + worse == 0 else sp.binomtest(better, better + worse, 0.5).pvalue
     assert sign_test(better, worse) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert sign_test(better, worse) == sign_test(worse, better)
+
+
+def test_sign_test_on_a_hundred_thousand_paired_games_is_exact_and_fast() -> None:
+    import time
+
+    sign_test(1, 1)  # scipy's import is not the test's business
+    start = time.process_time()
+    p = sign_test(50_400, 49_600)
+    took = time.process_time() - start
+    assert p == pytest.approx(sp.binomtest(50_400, 100_000, 0.5).pvalue, rel=1e-9)
+    assert 0.01 < p < 0.02
+    assert took < 0.5, f"the exact sign test took {took:.2f} s of CPU at 100,000 games (a sum over terms is quadratic)"
+
+
+@given(st.integers(0, 10_000), st.integers(1, 10_000), st.floats(0.5, 3.5))
+def test_wilson_at_another_level_is_scipys_at_that_confidence(k: int, n: int, z: float) -> None:
+    k = min(k, n)
+    level = 2 * sp.norm.cdf(z) - 1
+    ci = sp.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    assert wilson(k, n, z) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert wilson(0, n, z)[0] == 0.0 and wilson(n, n, z)[1] == 1.0
+
+
+def test_chi2_tail_has_no_tail_without_deviation_or_degrees_of_freedom() -> None:
+    assert chi2_sf(0.0, 3) == 1.0 and chi2_sf(5.0, 0) == 1.0
+    assert chi2_sf(1e4, 2) == pytest.approx(sp.chi2.sf(1e4, 2), abs=1e-300)
