@@ -47,19 +47,106 @@ class Loaded:
         return _hide(self.tree, self.from_env)
 
 
+CONF_ENV = "TTT_LAB_CONF"
+"""A folder that replaces the shipped config tree (a full copy of conf/, with its config.yaml)."""
+CONFIG_DIRS_ENV = "TTT_LAB_CONFIG_DIR"
+"""Folders of the user's own config groups, added on top of the shipped ones (`--config-dir`);
+several are separated by os.pathsep. Each may hold a sweeps/ folder of named studies."""
+STUDIES = "sweeps"
+"""The folder of named studies beside a config tree: not a config group."""
+
+
+def package_root() -> Path:
+    """Where the shipped config tree and studies live: the installed package (a wheel carries them
+    as ttt_lab/conf and ttt_lab/sweeps, Hydra's pkg://ttt_lab.conf) or, from a checkout (an
+    editable install), the repository's top level, where conf/ and sweeps/ are kept."""
+    import ttt_lab
+
+    package = Path(ttt_lab.__file__).resolve().parent
+    if (package / "conf" / "config.yaml").is_file():
+        return package
+    return package.parent
+
+
 def conf_dir() -> Path:
-    env = os.environ.get("TTT_LAB_CONF")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "conf"
+    """The primary config tree: $TTT_LAB_CONF, else the shipped one (see `package_root`). pip
+    installs a wheel unpacked, so both are plain folders, read by Hydra as `file://`."""
+    env = os.environ.get(CONF_ENV)
+    path = Path(env) if env else package_root() / "conf"
     if not (path / "config.yaml").is_file():
-        raise ConfigError(
-            f"no config.yaml in {path}. Run ttt-lab from a checkout of the project, or point "
-            "TTT_LAB_CONF at a copy of its conf/ folder."
-        )
+        if env:
+            raise ConfigError(f"no config.yaml in {path} (${CONF_ENV}). Point ${CONF_ENV} at a complete copy of "
+                              f"ttt-lab's conf/ folder, or unset it to use the shipped one.")
+        raise ConfigError(f"no config.yaml in {path}: this ttt-lab installation lacks its config tree. Reinstall "
+                          "the package (pip install --force-reinstall ttt-lab) or point $TTT_LAB_CONF at a copy of "
+                          "its conf/ folder.")
     return path
 
 
+def studies_dir() -> Path:
+    """The shipped named studies (sweeps/*.yaml beside the shipped conf/)."""
+    return package_root() / STUDIES
+
+
+def user_config_dirs() -> list[Path]:
+    """The user's config folders ($TTT_LAB_CONFIG_DIR, which `--config-dir` extends), checked: each
+    exists and adds groups only (no config.yaml of its own, which Hydra would silently ignore)."""
+    raw = os.environ.get(CONFIG_DIRS_ENV, "")
+    dirs: list[Path] = []
+    for part in raw.split(os.pathsep):
+        if not part.strip():
+            continue
+        path = Path(part).expanduser().resolve()
+        if not path.is_dir():
+            raise ConfigError(f"the config folder {path} (--config-dir or ${CONFIG_DIRS_ENV}) does not exist or is "
+                              "not a folder. Create it with group folders inside (e.g. experiment/my_recipe.yaml) "
+                              "or fix the path.")
+        if (path / "config.yaml").is_file():
+            raise ConfigError(f"the config folder {path} holds a config.yaml: a --config-dir folder adds config "
+                              "groups (experiment/NAME.yaml, opponent/NAME.yaml, …) beside the shipped ones, and its "
+                              f"config.yaml would be ignored. Remove it, or point ${CONF_ENV} at the folder to "
+                              "replace the whole config tree.")
+        if path not in dirs:
+            dirs.append(path)
+    return dirs
+
+
+def search_path() -> list[Path]:
+    """Every config folder Hydra reads, the primary first."""
+    primary = conf_dir()
+    return [primary, *(d for d in user_config_dirs() if d != primary.resolve())]
+
+
+def _option_files(folders: list[Path]) -> dict[tuple[str, str], list[Path]]:
+    found: dict[tuple[str, str], list[Path]] = {}
+    for folder in folders:
+        for group in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != STUDIES):
+            for f in sorted(group.glob("*.yaml")):
+                found.setdefault((group.name, f.stem), []).append(f)
+    return found
+
+
+def check_clashes(folders: list[Path] | None = None) -> None:
+    """A group option defined in two config folders is refused: which one Hydra takes would depend
+    on the order of the folders, so a run's config would not be what its overrides say."""
+    files = _option_files(folders if folders is not None else search_path())
+    clashes = {k: v for k, v in files.items() if len(v) > 1}
+    if clashes:
+        (group, name), paths = sorted(clashes.items())[0]
+        more = f" (and {len(clashes) - 1} more clash(es))" if len(clashes) > 1 else ""
+        raise ConfigError(f"{group}={name} is defined in more than one config folder: {', '.join(map(str, paths))}"
+                          f"{more}. Rename your file (e.g. {group}/my_{name}.yaml) so that each name means one "
+                          "config.")
+
+
 def groups() -> list[str]:
-    return sorted(p.name for p in conf_dir().iterdir() if p.is_dir())
+    return sorted({p.name for folder in search_path() for p in folder.iterdir() if p.is_dir()
+                   and p.name != STUDIES})
+
+
+def group_options(group: str) -> list[str]:
+    """The options of a config group across every config folder."""
+    return sorted({f.stem for folder in search_path() for f in (folder / group).glob("*.yaml")})
 
 
 @cache
@@ -83,9 +170,12 @@ def compose_tree(overrides: list[str]) -> Any:
     from omegaconf.errors import OmegaConfBaseException
 
     _register()
+    folders = search_path()
+    check_clashes(folders)
+    extra = [_hydra_searchpath(folders[1:])] if len(folders) > 1 else []
     try:
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="ttt-lab"):
-            return compose(config_name="config", overrides=overrides)
+        with initialize_config_dir(config_dir=str(folders[0]), version_base="1.3", job_name="ttt-lab"):
+            return compose(config_name="config", overrides=[*overrides, *extra])
     except MissingConfigException as e:
         options = ", ".join(e.options or [])
         raise ConfigError(
@@ -93,6 +183,13 @@ def compose_tree(overrides: list[str]) -> Any:
         ) from e
     except (HydraException, OmegaConfBaseException, ValueError) as e:
         raise ConfigError(_explain(e)) from e
+
+
+def _hydra_searchpath(folders: list[Path]) -> str:
+    """The user's folders as Hydra's search path override, each a quoted file:// entry (a path may
+    hold a comma or a space)."""
+    quoted = ", ".join("'file://" + str(f).replace("\\", "\\\\").replace("'", "\\'") + "'" for f in folders)
+    return f"hydra.searchpath=[{quoted}]"
 
 
 def _first_line(e: BaseException) -> str:

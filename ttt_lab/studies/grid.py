@@ -20,9 +20,9 @@ def values(key: str, expr: str) -> list[str]:
                          "(n_trials, e.g. --trials 20) or list values: key=a,b,c.")
     value = parsed.value()
     if isinstance(value, Glob):
-        from ttt_lab.config.load import conf_dir
+        from ttt_lab.config.load import group_options
 
-        options = sorted(p.stem for p in (conf_dir() / key).glob("*.yaml"))
+        options = group_options(key)  # the shipped options and the user's (--config-dir)
         if not options:
             raise StudyError(f"glob() works on config groups; {key!r} is not one (groups are folders under conf/).")
         out = value.filter(options)
