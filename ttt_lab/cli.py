@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,18 +22,55 @@ app.add_typer(config_app, name="config")
 app.add_typer(runs_app, name="runs")
 
 _state = {"debug": False}
+
+
+def _complete_overrides(ctx: typer.Context, incomplete: str) -> list[str]:
+    from ttt_lab.completion import complete_overrides
+
+    return complete_overrides(ctx, incomplete)
+
+
+def _complete_sweep_args(ctx: typer.Context, incomplete: str) -> list[str]:
+    from ttt_lab.completion import complete_sweep_args
+
+    return complete_sweep_args(ctx, incomplete)
+
+
 Overrides = Annotated[
     list[str] | None,
     typer.Argument(help="Hydra overrides: key=value, group=option, +key=value, ~key; short names such as "
-                   "batch_size=256 work.", show_default=False),
+                   "batch_size=256 work.", show_default=False, autocompletion=_complete_overrides),
 ]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"ttt-lab {version('ttt-lab')}")
+        raise typer.Exit()
 
 
 @app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
+    config_dir: Annotated[list[Path] | None, typer.Option(
+        "--config-dir", help="A folder of your own config groups (experiment/NAME.yaml, opponent/NAME.yaml, …) and "
+        "named studies (sweeps/NAME.yaml), used beside the shipped ones; repeatable; also $TTT_LAB_CONFIG_DIR "
+        "(several separated by ':').", show_default=False)] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print ttt-lab's version and exit.")] = False,
 ) -> None:
     _state["debug"] = debug
+    if config_dir:
+        import os
+
+        from ttt_lab.config.load import CONFIG_DIRS_ENV
+
+        # through the environment, so that sweep workers and launched jobs see the same folders
+        rest = os.environ.get(CONFIG_DIRS_ENV, "")
+        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join([*(str(p.expanduser().absolute()) for p in config_dir),
+                                                        *([rest] if rest else [])])
 
 
 def _run(fn: Callable[[], Any]) -> Any:
@@ -159,7 +197,7 @@ def sweep_(
     args: Annotated[list[str] | None, typer.Argument(help="A study file (sweeps/NAME.yaml) and/or overrides; "
                                                      "sweep values in Hydra syntax: a,b,c  range(0,3)  choice(a,b)  "
                                                      "interval(1e-5,1e-3)  tag(log, interval(…)).",
-                                                     show_default=False)] = None,
+                                                     show_default=False, autocompletion=_complete_sweep_args)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     workers: Annotated[int | None, typer.Option("--workers", help="Worker processes on this machine.")] = None,
     storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL shared by every machine "
@@ -179,6 +217,8 @@ def sweep_(
     wait: Annotated[bool, typer.Option("--wait", help="With --launcher: follow the jobs until they end.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the study's trials and its launcher jobs; run "
                                          "nothing.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List the named studies (./sweeps, --config-dir folders, "
+                                        "the package) and where each comes from; run nothing.")] = False,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -187,8 +227,10 @@ def sweep_(
     """
 
     def body() -> int:
-        from ttt_lab.commands.sweep import sweep
+        from ttt_lab.commands.sweep import list_studies, sweep
 
+        if list_:
+            return list_studies(_console())
         return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout,
                      launcher, wait, status)
 

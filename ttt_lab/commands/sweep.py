@@ -14,7 +14,9 @@ LAUNCHERS = ("slurm",)
 
 
 def is_study_file(arg: str) -> bool:
-    return arg.endswith((".yaml", ".yml")) and "=" not in arg
+    """A study file or a named study (`sweeps/x.yaml`, `x.yaml`, `x`): an override always holds `=`
+    or starts with `~` (delete) or `+`."""
+    return "=" not in arg and not arg.startswith(("~", "+"))
 
 
 def is_launcher_setting(arg: str) -> bool:
@@ -22,19 +24,18 @@ def is_launcher_setting(arg: str) -> bool:
 
 
 def _study_file(path: Path) -> Path:
-    """`path`, or the project's own study of that name (`sweeps/<name>.yaml` of the checkout ttt-lab
-    runs from) when `path` names no file here and no other folder: `ttt-lab sweep batch_size.yaml`
-    or `sweeps/batch_size.yaml` works from any directory."""
+    """`path`, or the named study of that name (`ttt_lab.studies.named`: ./sweeps, the user's config
+    folders, the package) when `path` names no file here and no other folder: `ttt-lab sweep
+    batch_size`, `batch_size.yaml` or `sweeps/batch_size.yaml` works from any directory."""
     if path.is_file():
         return path
-    from ttt_lab.config.load import conf_dir
+    from ttt_lab.studies import named
 
-    shipped = conf_dir().parent / "sweeps"
-    if str(path.parent) in (".", "sweeps") and (shipped / path.name).is_file():
-        return shipped / path.name
-    known = sorted(p.name for p in shipped.glob("*.yaml"))
-    raise StudyError(f"no study file {path}. The project's studies ({shipped}): {', '.join(known) or 'none'}; "
-                     "give one of them by name or the path of a study file of your own.")
+    if str(path.parent) in (".", "sweeps"):
+        return named.find(path.name)
+    known = ", ".join(f"{n}.yaml" for n in named.all_studies()) or "none"
+    raise StudyError(f"no study file {path}. The project's studies (`ttt-lab sweep --list`): {known}; give one of "
+                     "them by name or the path of a study file of your own.")
 
 
 def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:
@@ -85,3 +86,40 @@ def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int
     outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout,
                         launch)
     return 1 if outcome.failed or outcome.unfinished else 0
+
+
+def list_studies(console: Console) -> int:
+    """`ttt-lab sweep --list`: every named study, where it comes from, and its question."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ttt_lab.studies import named
+
+    table = Table(title="named studies (`ttt-lab sweep NAME`; the first place listed wins)")
+    for col in ("name", "from", "file", "question"):
+        table.add_column(col, overflow="fold")
+    studies = named.all_studies()
+    for name, places in studies.items():
+        clash = named.clashing(places)
+        for i, place in enumerate(places):
+            shown = "[bold red]CLASH[/] " + escape(place.origin) if clash else escape(place.origin)
+            if not clash and i > 0:
+                shown = f"[dim]{escape(place.origin)} (same file content)[/]"
+            table.add_row(escape(name), shown, escape(str(place.path)), escape(_question(place.path)))
+    console.print(table if studies else "no named studies found (./sweeps, --config-dir folders, the package)")
+    if any(named.clashing(p) for p in studies.values()):
+        console.print("a CLASH name is defined differently in several places: give the study's path, or rename one",
+                      highlight=False)
+    return 0
+
+
+def _question(path: Path) -> str:
+    """The study file's `question:` (its first line), or '' when the file cannot be read as YAML."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return ""
+    question = data.get("question") if isinstance(data, dict) else None
+    return str(question).strip().splitlines()[0] if question else ""
