@@ -20,7 +20,7 @@ from typing import Any
 
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
-from ttt_lab.redact import redact
+from ttt_lab.redact import redact, redact_item
 from ttt_lab.sqlite_files import check_sqlite_file
 from ttt_lab.tracking import keys
 from ttt_lab.tracking.outbox import Op, Outbox
@@ -153,8 +153,9 @@ class TrackedRun:
         tags = dict(tags or {})
         if parent_run_id:
             tags[keys.PARENT_RUN] = parent_run_id
-        tags = {k: redact(v)[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
-        run = store.client.create_run(store.experiment_id(experiment), run_name=name, tags=tags)
+        tags = {k: redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
+        run = store.client.create_run(store.experiment_id(experiment), run_name=redact(name) if name else name,
+                                      tags=tags)
         self._start(run.info.run_id, run.info.artifact_uri)
 
     def _start(self, run_id: str, artifact_uri: str) -> None:
@@ -199,12 +200,12 @@ class TrackedRun:
         return self._outbox.drain()
 
     def log_params(self, params: Mapping[str, str]) -> None:
-        items = [(k, redact(v)) for k, v in params.items()]
+        items = [(k, redact_item(k, str(v))) for k, v in params.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
             self._outbox.put(Op("params", dict(chunk)))
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        items = [(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        items = [(k, redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
             self._outbox.put(Op("tags", dict(chunk)))
 
@@ -262,7 +263,7 @@ class TrackedRun:
 def terminate(store: Store, run_id: str, status: str, tags: Mapping[str, str] | None = None) -> None:
     """Set a run's final status (and tags) from outside it, e.g. a trial whose worker died."""
     if tags:
-        items = [RunTag(k, redact(str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
+        items = [RunTag(k, redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         store.client.log_batch(run_id, tags=items, synchronous=True)
     store.client.set_terminated(run_id, status)
 
