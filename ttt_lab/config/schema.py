@@ -332,6 +332,16 @@ def _validate_sft(s: SftConfig) -> None:
                              "train.sft.enabled=false to skip the warm-up)")
 
 
+def _validate_trains_something(t: TrainConfig) -> None:
+    """Without a warm-up or an RL phase a training would evaluate the untrained model and report
+    it as its result: refused, pointing at the command that evaluates a model as it is."""
+    if not t.sft.enabled and not t.phases:
+        raise InvalidSetting("train.phases", [], "at least one RL phase (phase=single or phase=two_stage) when "
+                             "train.sft.enabled is false, or the SFT warm-up (train.sft.enabled=true): this "
+                             "configuration would train nothing. To evaluate a model as it is, use `ttt-lab eval` "
+                             "(e.g. `ttt-lab eval player=hf model.path=DIR`, without phase= or train.* overrides)")
+
+
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
     from ttt_lab.names import PATTERN
@@ -377,6 +387,7 @@ def validate(cfg: Config) -> Config:
     check_integer("train.save_every", cfg.train.save_every, 1)
     check_integer("train.saves_per_phase", cfg.train.saves_per_phase, 1)
     _validate_sft(cfg.train.sft)
+    _validate_trains_something(cfg.train)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
     validate_audit(cfg.audit)
