@@ -21,7 +21,8 @@ LAYERS = [
     {"audit"},
     {"studies"},
     {"report"},
-    {"commands"},
+    {"api"},
+    {"commands", "completion"},
     {"cli"},
 ]
 """Each package may import the ones in the rows above it only. Audits (domain logic) sit below

@@ -1,3 +1,36 @@
-"""ttt-lab: experiment management and config sweeps for RL on tic-tac-toe."""
+"""ttt-lab: experiment management and config sweeps for RL on tic-tac-toe.
+
+The Python API (see `ttt_lab.api`), the same work as the CLI's commands, returning data:
+
+    import ttt_lab
+
+    cfg = ttt_lab.load_config(["experiment=smoke"])
+    result = ttt_lab.train(cfg)
+    rates = ttt_lab.evaluate(["player=random"]).metrics
+    trials = ttt_lab.export("quickstart").frame()
+
+The names are imported on first use: `import ttt_lab` (which every `ttt-lab` command does) stays
+as cheap as an empty package."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "AuditResult", "EvalResult", "Export", "Loaded", "ReportResult", "SweepResult", "TrainResult", "TrialRow",
+    "TttLabError", "__version__", "audit", "config_diff", "evaluate", "export", "load_config", "report", "sweep",
+    "train", "using_config_dirs",
+]
+_HOME = {"Loaded": "ttt_lab.config.load", "TttLabError": "ttt_lab.errors"}
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, from `ttt_lab.api` on first use (their types: `__init__.pyi`). Loaded by
+    name, not by an import statement: every module's `from ttt_lab import atomic` reads this file,
+    and the API sits above all of them (tests/test_layout.py)."""
+    if name in __all__ and name != "__version__":
+        return getattr(importlib.import_module(_HOME.get(name, "ttt_lab.api")), name)
+    raise AttributeError(f"module 'ttt_lab' has no attribute {name!r}")

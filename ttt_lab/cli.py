@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ttt_lab.completion import complete_overrides, complete_sweep_args  # imports nothing heavy
+
 app = typer.Typer(
     name="ttt-lab",
     help="Experiments, sweeps and audits for RL on tic-tac-toe. Config is Hydra: pass key=value overrides.",
@@ -22,24 +24,10 @@ app.add_typer(config_app, name="config")
 app.add_typer(runs_app, name="runs")
 
 _state = {"debug": False}
-
-
-def _complete_overrides(ctx: typer.Context, incomplete: str) -> list[str]:
-    from ttt_lab.completion import complete_overrides
-
-    return complete_overrides(ctx, incomplete)
-
-
-def _complete_sweep_args(ctx: typer.Context, incomplete: str) -> list[str]:
-    from ttt_lab.completion import complete_sweep_args
-
-    return complete_sweep_args(ctx, incomplete)
-
-
 Overrides = Annotated[
     list[str] | None,
     typer.Argument(help="Hydra overrides: key=value, group=option, +key=value, ~key; short names such as "
-                   "batch_size=256 work.", show_default=False, autocompletion=_complete_overrides),
+                   "batch_size=256 work.", show_default=False, autocompletion=complete_overrides),
 ]
 
 
@@ -54,23 +42,16 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
-    config_dir: Annotated[list[Path] | None, typer.Option(
-        "--config-dir", help="A folder of your own config groups (experiment/NAME.yaml, opponent/NAME.yaml, …) and "
-        "named studies (sweeps/NAME.yaml), used beside the shipped ones; repeatable; also $TTT_LAB_CONFIG_DIR "
-        "(several separated by ':').", show_default=False)] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                          help="Print ttt-lab's version and exit.")] = False,
+    config_dir: Annotated[list[Path] | None, typer.Option("--config-dir", help="A folder of your own config groups "
+        "(experiment/NAME.yaml, …) and studies (sweeps/NAME.yaml) beside the shipped ones; repeatable; also "
+        "$TTT_LAB_CONFIG_DIR.", show_default=False)] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print.")] = False,
 ) -> None:
     _state["debug"] = debug
     if config_dir:
-        import os
+        from ttt_lab.config.load import add_config_dirs
 
-        from ttt_lab.config.load import CONFIG_DIRS_ENV
-
-        # through the environment, so that sweep workers and launched jobs see the same folders
-        rest = os.environ.get(CONFIG_DIRS_ENV, "")
-        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join([*(str(p.expanduser().absolute()) for p in config_dir),
-                                                        *([rest] if rest else [])])
+        add_config_dirs(config_dir)
 
 
 def _run(fn: Callable[[], Any]) -> Any:
@@ -197,7 +178,7 @@ def sweep_(
     args: Annotated[list[str] | None, typer.Argument(help="A study file (sweeps/NAME.yaml) and/or overrides; "
                                                      "sweep values in Hydra syntax: a,b,c  range(0,3)  choice(a,b)  "
                                                      "interval(1e-5,1e-3)  tag(log, interval(…)).",
-                                                     show_default=False, autocompletion=_complete_sweep_args)] = None,
+                                                     show_default=False, autocompletion=complete_sweep_args)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     workers: Annotated[int | None, typer.Option("--workers", help="Worker processes on this machine.")] = None,
     storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL shared by every machine "
@@ -361,6 +342,22 @@ def ui(
             serve(overrides or [], host, port, _console())
 
     _run(body)
+
+
+@runs_app.command("export")
+def runs_export(
+    study: Annotated[str, typer.Argument(help="A study name or its parent run id.", show_default=False)],
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json.")] = "csv",
+    out: Annotated[str | None, typer.Option("--out", help="File (default STUDY.FORMAT; - for stdout).")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Store location: --set tracking=server.")] = None,
+) -> None:
+    """One row per trial of a study: overrides, seed, final metrics, config hash, run id, state.
+
+    Example: `ttt-lab runs export quickstart --format parquet`
+    """
+    from ttt_lab.commands.runs import export_runs
+
+    _run(lambda: export_runs(study, fmt, out, overrides or [], _console()))
 
 
 @runs_app.command("list")

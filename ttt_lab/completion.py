@@ -6,19 +6,17 @@ composed completes nothing rather than printing an error into the command line."
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 
 def _with_config_dirs(ctx: Any) -> None:
     """`--config-dir` given before the command: the root callback does not run while completing."""
-    from ttt_lab.config.load import CONFIG_DIRS_ENV
+    from ttt_lab.config.load import add_config_dirs
 
     root = ctx.find_root() if ctx is not None else None
     given = (root.params.get("config_dir") if root is not None else None) or []
     if given:
-        rest = os.environ.get(CONFIG_DIRS_ENV, "")
-        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join([*(str(p) for p in given), *([rest] if rest else [])])
+        add_config_dirs(given)
 
 
 def override_candidates(incomplete: str) -> list[str]:

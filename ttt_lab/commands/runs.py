@@ -1,4 +1,4 @@
-"""`ttt-lab runs list`."""
+"""`ttt-lab runs list`, `runs sync`, `runs export`."""
 
 from __future__ import annotations
 
@@ -43,3 +43,27 @@ def sync_runs(overrides: list[str], console: Console) -> None:
         console.print(f"run {run_id}: {n} kept sends delivered to {cfg.tracking.uri}", highlight=False)
     if not sent:
         console.print("nothing to send: no run left a tracking fallback file", highlight=False)
+
+
+EXPORT_FORMATS = ("csv", "parquet", "json")
+
+
+def export_runs(study: str, fmt: str, out: str | None, overrides: list[str], console: Console) -> None:
+    """`ttt-lab runs export`: the study's trials as a table file (see `ttt_lab.api.export`)."""
+    import sys
+
+    from ttt_lab.api import export
+    from ttt_lab.errors import TttLabError
+
+    if fmt not in EXPORT_FORMATS:
+        raise TttLabError(f"--format {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}.")
+    if out == "-" and fmt == "parquet":
+        raise TttLabError("Parquet is binary: give --out FILE.parquet, or --format csv|json for stdout.")
+    table = export(study, overrides=overrides)
+    if out == "-":
+        frame = table.frame()
+        sys.stdout.write(frame.to_csv(index=False) if fmt == "csv" else frame.to_json(orient="records", indent=1)
+                         + "\n")
+        return
+    path = table.write(out or f"{table.study}.{fmt}", fmt)  # type: ignore[arg-type]
+    console.print(f"{len(table.rows)} trial(s) of '{table.study}' written to {path}", highlight=False)

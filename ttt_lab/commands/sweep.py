@@ -25,17 +25,11 @@ def is_launcher_setting(arg: str) -> bool:
 
 def _study_file(path: Path) -> Path:
     """`path`, or the named study of that name (`ttt_lab.studies.named`: ./sweeps, the user's config
-    folders, the package) when `path` names no file here and no other folder: `ttt-lab sweep
-    batch_size`, `batch_size.yaml` or `sweeps/batch_size.yaml` works from any directory."""
-    if path.is_file():
-        return path
-    from ttt_lab.studies import named
+    folders, the package): `ttt-lab sweep batch_size`, `batch_size.yaml` or `sweeps/batch_size.yaml`
+    works from any directory."""
+    from ttt_lab.studies.named import study_path
 
-    if str(path.parent) in (".", "sweeps"):
-        return named.find(path.name)
-    known = ", ".join(f"{n}.yaml" for n in named.all_studies()) or "none"
-    raise StudyError(f"no study file {path}. The project's studies (`ttt-lab sweep --list`): {known}; give one of "
-                     "them by name or the path of a study file of your own.")
+    return study_path(path)
 
 
 def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:

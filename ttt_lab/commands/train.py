@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from ttt_lab.api import train
 from ttt_lab.config.load import load
 from ttt_lab.evaluation.tables import cell, pct
-from ttt_lab.train.pipeline import train
 
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
@@ -50,7 +50,7 @@ def rank_main(overrides: list[str], fresh: bool) -> int:
 def _train_and_report(loaded, fresh: bool, console: Console) -> None:
     from rich.table import Table
 
-    out = train(loaded, console, fresh=fresh)
+    out = train(loaded, fresh=fresh, console=console)
     if not out.final:
         return  # not rank 0 of several processes
     table = Table(title=f"greedy policy, {loaded.cfg.eval.games} games per opponent (same games for every row)")

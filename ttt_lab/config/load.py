@@ -60,9 +60,7 @@ def package_root() -> Path:
     """Where the shipped config tree and studies live: the installed package (a wheel carries them
     as ttt_lab/conf and ttt_lab/sweeps, Hydra's pkg://ttt_lab.conf) or, from a checkout (an
     editable install), the repository's top level, where conf/ and sweeps/ are kept."""
-    import ttt_lab
-
-    package = Path(ttt_lab.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     if (package / "conf" / "config.yaml").is_file():
         return package
     return package.parent
@@ -109,6 +107,15 @@ def user_config_dirs() -> list[Path]:
         if path not in dirs:
             dirs.append(path)
     return dirs
+
+
+def add_config_dirs(dirs: list[str] | list[Path]) -> str | None:
+    """Put `dirs` first on $TTT_LAB_CONFIG_DIR (sweep workers and launched jobs inherit it); the
+    variable's previous value."""
+    before = os.environ.get(CONFIG_DIRS_ENV)
+    os.environ[CONFIG_DIRS_ENV] = os.pathsep.join([*(str(Path(d).expanduser().absolute()) for d in dirs),
+                                                   *([before] if before else [])])
+    return before
 
 
 def search_path() -> list[Path]:

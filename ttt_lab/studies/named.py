@@ -67,3 +67,15 @@ def find(name: str) -> Path:
                          f"file's path instead of its name (e.g. `ttt-lab sweep {places[0].path}`), or rename one "
                          "of them.")
     return places[0].path
+
+
+def study_path(path: Path) -> Path:
+    """`path` when it is a file; else the named study it stands for (`quickstart`, `quickstart.yaml`,
+    `sweeps/quickstart.yaml`), so a study is given the same way from any directory."""
+    if path.is_file():
+        return path
+    if str(path.parent) in (".", "sweeps"):
+        return find(path.name)
+    known = ", ".join(f"{n}.yaml" for n in all_studies()) or "none"
+    raise StudyError(f"no study file {path}. The project's studies (`ttt-lab sweep --list`): {known}; give one of "
+                     "them by name or the path of a study file of your own.")
