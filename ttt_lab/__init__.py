@@ -24,7 +24,7 @@ __all__ = [
     "TttLabError", "__version__", "audit", "config_diff", "evaluate", "export", "load_config", "report", "sweep",
     "train", "using_config_dirs",
 ]
-_HOME = {"Loaded": "ttt_lab.config.load", "TttLabError": "ttt_lab.errors"}
+_HOME = {"Loaded": "ttt_lab.config.load", "using_config_dirs": "ttt_lab.config.load", "TttLabError": "ttt_lab.errors"}
 
 
 def __getattr__(name: str) -> Any:

@@ -14,8 +14,8 @@ from ttt_lab.api import load_config as load_config
 from ttt_lab.api import report as report
 from ttt_lab.api import sweep as sweep
 from ttt_lab.api import train as train
-from ttt_lab.api import using_config_dirs as using_config_dirs
 from ttt_lab.config.load import Loaded as Loaded
+from ttt_lab.config.load import using_config_dirs as using_config_dirs
 from ttt_lab.errors import TttLabError as TttLabError
 
 __version__: str

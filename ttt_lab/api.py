@@ -13,15 +13,14 @@ libraries (torch, TRL, MLflow, Optuna) are imported by the function that needs t
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ttt_lab.config.load import CONFIG_DIRS_ENV, Loaded
+from ttt_lab.config.load import Loaded, using_config_dirs
 from ttt_lab.errors import TttLabError
 
 if TYPE_CHECKING:
@@ -42,25 +41,6 @@ def _quiet() -> Console:
     from rich.console import Console
 
     return Console(file=io.StringIO(), width=120)
-
-
-@contextlib.contextmanager
-def using_config_dirs(dirs: Sequence[str | os.PathLike[str]] | None) -> Iterator[None]:
-    """User config folders (as `--config-dir`) for the duration of the block; through the
-    environment, so that sweep workers started inside it see them too."""
-    from ttt_lab.config.load import add_config_dirs
-
-    if not dirs:
-        yield
-        return
-    before = add_config_dirs([str(d) for d in dirs])
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(CONFIG_DIRS_ENV, None)
-        else:
-            os.environ[CONFIG_DIRS_ENV] = before
 
 
 def load_config(overrides: Sequence[str] | None = None, *,
@@ -354,6 +334,16 @@ class Export:
         metrics = sorted({k for r in self.rows for k in r.metrics})
         return pd.DataFrame(self.records(), columns=[*columns, *metrics])
 
+    def to_json(self) -> str:
+        """The records as a JSON array (a metric a trial lacks is absent; a non-finite one is null)."""
+        import json
+        import math
+
+        def clean(v: Any) -> Any:
+            return None if isinstance(v, float) and not math.isfinite(v) else v
+
+        return json.dumps([{k: clean(v) for k, v in r.items()} for r in self.records()], indent=1) + "\n"
+
     def write(self, path: str | os.PathLike[str], fmt: ExportFormat | None = None) -> Path:
         """Write as csv, parquet or json (from the suffix when `fmt` is None); atomically."""
         from ttt_lab import atomic
@@ -364,14 +354,13 @@ class Export:
             raise TttLabError(f"cannot tell the export format of {target}: use a .csv, .parquet or .json file name, "
                               "or --format csv|parquet|json.")
         target.parent.mkdir(parents=True, exist_ok=True)
-        frame = self.frame()
         if kind == "csv":
-            atomic.write_text(target, frame.to_csv(index=False))
+            atomic.write_text(target, self.frame().to_csv(index=False))
         elif kind == "json":
-            atomic.write_text(target, frame.to_json(orient="records", indent=1) + "\n")
+            atomic.write_text(target, self.to_json())
         else:
             tmp = target.with_name(f".{target.name}.tmp")
-            frame.to_parquet(tmp, index=False)
+            self.frame().to_parquet(tmp, index=False)
             os.replace(tmp, target)
         return target
 

@@ -61,9 +61,7 @@ def export_runs(study: str, fmt: str, out: str | None, overrides: list[str], con
         raise TttLabError("Parquet is binary: give --out FILE.parquet, or --format csv|json for stdout.")
     table = export(study, overrides=overrides)
     if out == "-":
-        frame = table.frame()
-        sys.stdout.write(frame.to_csv(index=False) if fmt == "csv" else frame.to_json(orient="records", indent=1)
-                         + "\n")
+        sys.stdout.write(table.frame().to_csv(index=False) if fmt == "csv" else table.to_json())
         return
     path = table.write(out or f"{table.study}.{fmt}", fmt)  # type: ignore[arg-type]
     console.print(f"{len(table.rows)} trial(s) of '{table.study}' written to {path}", highlight=False)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -116,6 +118,23 @@ def add_config_dirs(dirs: list[str] | list[Path]) -> str | None:
     os.environ[CONFIG_DIRS_ENV] = os.pathsep.join([*(str(Path(d).expanduser().absolute()) for d in dirs),
                                                    *([before] if before else [])])
     return before
+
+
+@contextlib.contextmanager
+def using_config_dirs(dirs: Sequence[str | os.PathLike[str]] | None) -> Iterator[None]:
+    """User config folders (as `--config-dir`) for the duration of the block; through the
+    environment, so that sweep workers started inside it see them too."""
+    if not dirs:
+        yield
+        return
+    before = add_config_dirs([str(d) for d in dirs])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CONFIG_DIRS_ENV, None)
+        else:
+            os.environ[CONFIG_DIRS_ENV] = before
 
 
 def search_path() -> list[Path]:

@@ -47,8 +47,10 @@ def check_launch(la: LauncherConfig, storage_url: str, tracking_uri: str) -> Non
     if storage_url.startswith("sqlite"):
         raise StudyError(f"--launcher slurm needs an Optuna storage every node reaches: {storage_url.split('?')[0]} "
                          "is a SQLite file, which workers on other nodes cannot share (file locks over network file "
-                         "systems are unreliable). Pass --storage postgresql://user:password@host:5432/db (or set "
-                         "$TTT_LAB_OPTUNA_STORAGE), or try the launch on this machine with launcher.cluster=local.")
+                         "systems are unreliable). Pass --storage postgresql://user:password@host:5432/db, or "
+                         "--storage journal:///shared/path/study.log (a file on a file system every node mounts, no "
+                         "database server), or set $TTT_LAB_OPTUNA_STORAGE; or try the launch on this machine with "
+                         "launcher.cluster=local.")
     if not tracking_uri.startswith(("http://", "https://", "postgresql", "mysql")):
         raise StudyError(f"--launcher slurm needs a tracking store every node reaches; tracking.uri={tracking_uri} "
                          "is a local file. Start an MLflow server (`mlflow server --backend-store-uri postgresql://…`) "

@@ -5,7 +5,9 @@ both enqueue the same grid point (a duplicated data point in the report) or both
 trial of a search (one too many).
 
 SQLite (one machine): an exclusive file lock beside the database. PostgreSQL: a session-level
-advisory lock, which the server releases if the process dies. Other databases: no mutex."""
+advisory lock, which the server releases if the process dies. A journal file: an exclusive file
+lock beside it (flock: the shared file system must support it, as NFSv4 and Lustre or GPFS
+mounted with flock do; the lock goes with its process). Other databases: no mutex."""
 
 from __future__ import annotations
 
@@ -35,6 +37,12 @@ def study_mutex(storage, url: str, study_name: str, on_wait: Callable[[], None] 
             return
     elif url.startswith("postgresql"):
         with _advisory_lock(storage.engine, advisory_key(study_name), on_wait):
+            yield
+        return
+    elif url.startswith("journal:"):
+        from ttt_lab.studies.storage import journal_path
+
+        with file_lock(Path(f"{journal_path(url)}.mutex"), on_wait, timeout_s=WAIT_S):
             yield
         return
     yield

@@ -1,5 +1,7 @@
 """The Optuna storage shared by every worker of a study: SQLite under runs/ by default,
-PostgreSQL (or any SQLAlchemy URL) for several machines. Checked before any trial runs."""
+PostgreSQL (or any SQLAlchemy URL) for several machines, or Optuna's journal file
+(`journal:///shared/path/study.log`) on a file system every node mounts, for a cluster without
+a database server. Checked before any trial runs."""
 
 from __future__ import annotations
 
@@ -28,15 +30,50 @@ def _hide_password(url: str) -> str:
 
 
 def open_storage(url: str):
-    """An Optuna RDBStorage with heartbeats, or a one-paragraph error naming what is wrong."""
+    """An Optuna storage with heartbeats (RDBStorage, or the journal file), or a one-paragraph
+    error naming what is wrong."""
     import warnings
 
     import optuna
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed")  # ttt-lab beats itself
+    if url.startswith(JOURNAL):
+        from ttt_lab.studies.journal import open_journal
+
+        return open_journal(journal_path(url), HEARTBEAT_S, GRACE_S)
+    if url.startswith("postgresql"):
+        _require_driver()
+    return _open_rdb(url)
+
+
+JOURNAL = "journal://"
+
+
+def journal_path(url: str) -> Path:
+    """`journal:///shared/runs/study.log` -> /shared/runs/study.log (a relative path after
+    `journal://` is taken from the working directory)."""
+    path = url.removeprefix(JOURNAL)
+    if not path or path.endswith("/"):
+        raise StudyError(f"the journal storage {url!r} names no file. Use journal:///shared/path/study.log (a file on "
+                         "a file system every worker mounts).")
+    return Path(path).absolute()
+
+
+def _require_driver() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg") is None:
+        raise StudyError("a postgresql:// storage needs the PostgreSQL driver, which this installation lacks: "
+                         "pip install 'ttt-lab[postgresql]' (psycopg 3), or use journal:///shared/path/study.log "
+                         "for a study shared through a file.")
+
+
+def _open_rdb(url: str):
+    import optuna
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
     kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:///")
@@ -56,7 +93,8 @@ def open_storage(url: str):
                                               grace_period=GRACE_S)
     except (ArgumentError, NoSuchModuleError, ValueError) as e:
         raise StudyError(f"the Optuna storage URL {_hide_password(url)!r} is not usable ({str(e).splitlines()[0]}). "
-                         "Use sqlite:///path/optuna.db or postgresql://user:password@host:5432/db.") from None
+                         "Use sqlite:///path/optuna.db, postgresql://user:password@host:5432/db or "
+                         "journal:///shared/path/study.log.") from None
     except OperationalError as e:
         raise StudyError(_explain(url, e)) from None
 
