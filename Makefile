@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-slow test-vllm test-verifiers run bench lint clean
+.PHONY: help install test test-slow test-vllm test-verifiers wheel-smoke run bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -60,6 +60,22 @@ $(VF_STAMP): pyproject.toml constraints.txt
 test-verifiers: $(VF_STAMP)  ## vf-eval on ttt-lab's verifiers environment, offline (its own environment .venv-verifiers)
 	TTT_LAB_TEST=1 $(VF_VENV)/bin/python -m pytest -q -m verifiers -rA -p no:warnings tests/verifiers
 
+WHEEL_VENV ?= .venv-wheel
+
+wheel-smoke: $(STAMP)  ## build the wheel and sdist (twine check), install the wheel (not editable) in $(WHEEL_VENV), use it outside the checkout
+	rm -rf dist build $(WHEEL_VENV)
+	$(PY) -m build --no-isolation --outdir dist . > /dev/null
+	$(PY) -m twine check --strict dist/*
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	# the wheel and its dependencies from the registry, as a user installs it
+	$(WHEEL_VENV)/bin/pip install -q -c constraints.txt dist/ttt_lab-*.whl
+	# its verifiers extra, where it installs: the smoke test then loads the environment from the wheel
+	if ! $(WHEEL_VENV)/bin/pip install -q -c constraints.txt "$$(ls dist/ttt_lab-*.whl)[verifiers]" \
+	  > $(WHEEL_VENV)/verifiers-install.log 2>&1; then \
+	  echo "warning: the verifiers extra did not install (see $(WHEEL_VENV)/verifiers-install.log)"; fi
+	work=$$(mktemp -d) && bash tests/wheel_smoke.sh $(WHEEL_VENV) $$work && rm -rf $$work
+
 run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (4–8 min on 2 cores)
 	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
@@ -75,4 +91,4 @@ lint: $(STAMP)  ## ruff
 	$(VENV)/bin/ruff check .
 
 clean:  ## remove the virtual environment and caches (keeps runs/)
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(WHEEL_VENV) dist build .pytest_cache .ruff_cache .hypothesis

@@ -129,7 +129,13 @@ user of the machine can read with `ps`): a PostgreSQL URL carries a password."""
 def serve_optuna(study: str, storage: str | None, overrides: list[str], host: str, port: int,
                  console: Console) -> None:
     """optuna-dashboard on the study's storage, opened at the study's page."""
+    import importlib.util
+
     from ttt_lab.redact import redact
+
+    if importlib.util.find_spec("optuna_dashboard") is None:
+        raise UiError("`ttt-lab ui --optuna` serves optuna-dashboard, which this installation lacks: "
+                      "pip install 'ttt-lab[dashboard]'.")
     from ttt_lab.studies.storage import open_storage, storage_url
 
     cfg = load(overrides).cfg
