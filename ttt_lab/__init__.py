@@ -15,6 +15,8 @@ as cheap as an empty package."""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -25,12 +27,33 @@ __all__ = [
     "train", "using_config_dirs",
 ]
 _HOME = {"Loaded": "ttt_lab.config.load", "using_config_dirs": "ttt_lab.config.load", "TttLabError": "ttt_lab.errors"}
+CALLABLE_PACKAGES = ("train", "audit", "report")
+"""API functions named like a subpackage: `ttt_lab.train` is the package ttt_lab/train/ (the import
+system sets it as this module's attribute whenever anything imports from it), made callable:
+`ttt_lab.train(cfg)` calls `ttt_lab.api.train(cfg)`, and `ttt_lab.train.pipeline` stays the module."""
+
+
+class _CallablePackage(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module("ttt_lab.api"), self.__name__.rpartition(".")[2])(*args, **kwargs)
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in CALLABLE_PACKAGES and type(value) is types.ModuleType:
+            value.__class__ = _CallablePackage
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
     """The API's names, from `ttt_lab.api` on first use (their types: `__init__.pyi`). Loaded by
     name, not by an import statement: every module's `from ttt_lab import atomic` reads this file,
     and the API sits above all of them (tests/test_layout.py)."""
+    if name in CALLABLE_PACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")  # set here, callable, by _Package
     if name in __all__ and name != "__version__":
         return getattr(importlib.import_module(_HOME.get(name, "ttt_lab.api")), name)
     raise AttributeError(f"module 'ttt_lab' has no attribute {name!r}")

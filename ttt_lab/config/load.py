@@ -194,6 +194,7 @@ def compose_tree(overrides: list[str]) -> Any:
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException, MissingConfigException
     from omegaconf.errors import OmegaConfBaseException
+    from yaml import YAMLError
 
     _register()
     folders = search_path()
@@ -209,6 +210,9 @@ def compose_tree(overrides: list[str]) -> Any:
         ) from e
     except (HydraException, OmegaConfBaseException, ValueError) as e:
         raise ConfigError(_explain(e)) from e
+    except YAMLError as e:  # a user's preset that is not valid YAML
+        detail = " ".join(str(e).split())
+        raise ConfigError(f"a config file is not valid YAML: {detail}. Fix that file (e.g. a key given twice).") from e
 
 
 def _hydra_searchpath(folders: list[Path]) -> str:
