@@ -2,72 +2,17 @@
 finishes and nothing it logged is lost (kept and sent when the server is back, or left in a
 fallback file that `ttt-lab runs sync` delivers)."""
 
-import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli, free_port, start
+from tests.conftest import cli, start
+from tests.tracking.conftest import Server
 
 pytestmark = pytest.mark.slow
 
 STEPS = 40
-
-
-class Server:
-    """`mlflow server` over one SQLite file, which outlives the process (stop / start again)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.port, self.proc = folder, free_port(), None
-        self.uri = f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port),
-               "--workers", "1", "--backend-store-uri", f"sqlite:///{self.folder}/server.db",
-               "--artifacts-destination", str(self.folder / "artifacts")]
-        log = (self.folder / "server.log").open("a")
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"))
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(self.uri + "/health", timeout=2):
-                    return
-            except OSError:
-                log = (self.folder / "server.log").read_text()
-                assert self.proc.poll() is None and time.monotonic() < deadline, log
-                time.sleep(0.3)
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def history(self, key: str) -> list[int]:
-        from mlflow.tracking import MlflowClient
-
-        client = MlflowClient(self.uri)
-        runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "tags.`ttt.kind` = 'train'")
-        return sorted(m.step for r in runs for m in client.get_metric_history(r.info.run_id, key))
-
-    def status(self) -> list[str]:
-        from mlflow.tracking import MlflowClient
-
-        client = MlflowClient(self.uri)
-        return [r.info.status for r in client.search_runs([e.experiment_id for e in client.search_experiments()])]
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    s = Server(tmp_path)
-    s.start()
-    yield s
-    if s.proc.poll() is None:
-        s.kill()
 
 
 def _train(server: Server, *more: str):
@@ -99,7 +44,7 @@ def test_a_server_gone_at_the_end_leaves_a_file_that_runs_sync_delivers(home: Pa
     _wait_for_steps(server, 3, proc)
     server.kill()
     assert proc.finish() == 0, proc.text
-    kept = list((home / "tracking-fallback").glob("*.json"))
+    kept = list((home / "tracking-fallback").glob("*.jsonl"))
     assert len(kept) == 1 and "runs sync" in proc.text and "Traceback" not in proc.text
     down = cli("runs", "sync", "tracking=server", f"tracking.uri={server.uri}", check=False)
     assert down.returncode == 2 and "cannot reach" in down.stderr and kept[0].exists()

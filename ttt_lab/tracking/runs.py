@@ -36,20 +36,47 @@ def open_run(store, experiment: str, kind: str, name: str, *, config_hash: str, 
 
 
 def sync_fallbacks(store) -> list[tuple[str, int]]:
-    """Send what runs left in `<home>/tracking-fallback/` (their tracking server was gone at their
-    end) to the store; each file delivered is removed. (run id, ops sent) per file."""
-    from ttt_lab.tracking.outbox import FALLBACK, read_fallback
-    from ttt_lab.tracking.store import TrackedRun, TrackingError
+    """Send what runs kept in `<home>/tracking-fallback/` while their tracking server was gone
+    (journals of runs that ended or were killed; whole-file fallbacks of earlier versions) to the
+    store, in order; each file is removed once delivered. A journal still held by its live run is
+    left to that run. (run id, ops sent) per file."""
+    from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Journal, JournalBusy, read_fallback
 
+    folder = Path(store.home) / FALLBACK
     sent = []
-    for path in sorted((Path(store.home) / FALLBACK).glob("*.json")):
+    for path in sorted(folder.glob(f"*{JOURNAL_SUFFIX}")):
+        try:
+            journal, contents = Journal.take(path)
+        except (JournalBusy, FileNotFoundError):
+            continue  # its run is alive and sends its own, or has just delivered everything
+        try:
+            run = _run_for(store, path, contents.run_id or path.name.removesuffix(JOURNAL_SUFFIX))
+        except BaseException:
+            journal.close()
+            raise
+        if not run.replay(journal, contents):
+            raise _unreachable(store, path)
+        sent.append((run.run_id, len(contents.unacked)))
+    for path in sorted(folder.glob("*.json")):
         run_id, ops = read_fallback(path)
-        run = TrackedRun.reopen(store, run_id)
-        if run is None:
-            raise TrackingError(f"{path} is for run {run_id}, which {store.uri} does not have. Point tracking.uri "
-                                "at the store that run was started in, or move the file aside.")
-        if not run.resend(ops):
-            raise TrackingError(f"the tracking server {store.uri} still cannot be reached; {path} is kept.")
+        if not _run_for(store, path, run_id).resend(ops):
+            raise _unreachable(store, path)
         path.unlink()
         sent.append((run_id, len(ops)))
     return sent
+
+
+def _run_for(store, path: Path, run_id: str):
+    from ttt_lab.tracking.store import TrackedRun, TrackingError
+
+    run = TrackedRun.reopen(store, run_id, running=False)
+    if run is None:
+        raise TrackingError(f"{path} is for run {run_id}, which {store.uri} does not have. Point tracking.uri "
+                            "at the store that run was started in, or move the file aside.")
+    return run
+
+
+def _unreachable(store, path: Path):
+    from ttt_lab.tracking.store import TrackingError
+
+    return TrackingError(f"the tracking server {store.uri} still cannot be reached; {path} is kept.")

@@ -23,7 +23,7 @@ from ttt_lab.errors import TttLabError
 from ttt_lab.redact import redact, redact_item
 from ttt_lab.sqlite_files import check_sqlite_file
 from ttt_lab.tracking import keys
-from ttt_lab.tracking.outbox import Op, Outbox
+from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Contents, Journal, Op, Outbox, Queued
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -162,11 +162,13 @@ class TrackedRun:
         self.run_id: str = run_id
         self.artifact_uri: str = artifact_uri
         self._metrics: list[Metric] = []
-        self._outbox = Outbox(self._send, self.store.remote)
+        journal = Path(self.store.home) / FALLBACK / f"{run_id}{JOURNAL_SUFFIX}" if self.store.remote else None
+        self._outbox = Outbox(self._send, self.store.remote, journal, run_id)
 
     @classmethod
-    def reopen(cls, store: Store, run_id: str) -> TrackedRun | None:
-        """Continue an existing run (a resumed training); None if the store has no such run."""
+    def reopen(cls, store: Store, run_id: str, running: bool = True) -> TrackedRun | None:
+        """Continue an existing run (a resumed training; `running=False`: only to deliver what it
+        kept, its status left as it is); None if the store has no such run."""
         try:
             info = store.client.get_run(run_id).info
         except mlflow.exceptions.MlflowException:
@@ -174,7 +176,8 @@ class TrackedRun:
         run = cls.__new__(cls)
         run.store = store
         run._start(run_id, info.artifact_uri)
-        store.client.update_run(run_id, status="RUNNING")
+        if running:
+            store.client.update_run(run_id, status="RUNNING")
         return run
 
     def _send(self, op: Op) -> None:
@@ -195,9 +198,22 @@ class TrackedRun:
             raise ValueError(f"unknown tracking op {op.kind!r}")
 
     def resend(self, ops: list[Op]) -> bool:
-        """Send ops a run left in a fallback file, in order; False if the server is still unreachable."""
-        self._outbox.pending.extend(ops)
+        """Send ops a run left in a whole-file fallback, in order; False if the server is still unreachable."""
+        self._outbox.pending.extend(Queued(i, op) for i, op in enumerate(ops))
         return self._outbox.drain()
+
+    def replay(self, journal: Journal, contents: Contents) -> bool:
+        """Send the undelivered ops of a run's journal (locked by the caller), in order, acknowledging
+        each there; the journal is removed once all are delivered. False if the server is still
+        unreachable (the journal is kept and unlocked)."""
+        box = self._outbox
+        box.journal, box.pending, box.next_seq, box.announce = journal, list(contents.unacked), contents.next_seq, False
+        try:
+            return box.drain()
+        finally:
+            if box.journal is not None:  # not all delivered: kept for the next sync
+                box.journal = None
+                journal.close()
 
     def log_params(self, params: Mapping[str, str]) -> None:
         items = [(k, redact_item(k, str(v))) for k, v in params.items()]
@@ -215,9 +231,11 @@ class TrackedRun:
         self._metrics += [Metric(k, float(v), now, step) for k, v in metrics.items()]
 
     def flush(self) -> None:
-        for chunk in _chunks(self._metrics, MAX_METRICS_PER_BATCH):
+        """Hand the buffered metrics to the outbox; the buffer is emptied first, so a batch the
+        server refuses (raised here) is not offered again with every later flush."""
+        metrics, self._metrics = self._metrics, []
+        for chunk in _chunks(metrics, MAX_METRICS_PER_BATCH):
             self._outbox.put(Op("metrics", [(m.key, m.value, m.timestamp, m.step) for m in chunk]))
-        self._metrics = []
 
     def local_artifact_dir(self) -> Path | None:
         """The run's artifact folder when artifacts are local files (write there, no copy)."""
@@ -246,7 +264,7 @@ class TrackedRun:
         """Flush and close; the fallback file when the tracking server never came back."""
         self.flush()
         self._outbox.put(Op("status", status))
-        return self._outbox.close(Path(self.store.home), self.run_id, self.store.outage_wait_s)
+        return self._outbox.close(self.store.outage_wait_s)
 
     def __enter__(self) -> TrackedRun:
         return self
