@@ -27,7 +27,7 @@ def runs(home: Path):
 
 
 def test_minimax_player_never_loses_and_metrics_match_the_transcript(home: Path) -> None:
-    out = cli("eval", "player=minimax", "games=300")
+    out = cli("eval", "player=minimax", "games=300", "eval.mode=sampled")
     assert "optimal" in out.stdout and "minimax_p50" in out.stdout
     (run,) = runs(home)
     m = run.data.metrics
@@ -51,9 +51,9 @@ def test_random_player_loses_most_games_against_the_optimal_opponent(home: Path)
 
 
 def test_run_has_params_tags_and_artifacts_and_hash_is_stable(home: Path) -> None:
-    cli("eval", "eval.suite=quick", "games=20", "seed=5")
-    cli("eval", "eval.suite=quick", "games=20", "seed=5")
-    cli("eval", "eval.suite=quick", "games=20", "seed=6")
+    cli("eval", "eval.suite=quick", "games=20", "seed=5", "eval.mode=sampled")
+    cli("eval", "eval.suite=quick", "games=20", "seed=5", "eval.mode=sampled")
+    cli("eval", "eval.suite=quick", "games=20", "seed=6", "eval.mode=sampled")
     rs = sorted(runs(home), key=lambda r: r.info.start_time)
     first = rs[0]
     assert first.data.params["env.max_model_turns"] == "10"
@@ -74,7 +74,7 @@ def test_run_has_params_tags_and_artifacts_and_hash_is_stable(home: Path) -> Non
 
 
 def test_eval_without_tracking_writes_a_transcript_under_home(home: Path) -> None:
-    out = cli("eval", "tracking.enabled=false", "eval.suite=quick", "games=10")
+    out = cli("eval", "tracking.enabled=false", "eval.suite=quick", "games=10", "eval.mode=sampled")
     (transcript,) = (home / "evals").glob("*/transcript.jsonl")
     assert len(transcript.read_text().splitlines()) == 20
     assert "MLflow run" not in out.stdout

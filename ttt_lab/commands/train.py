@@ -6,7 +6,7 @@ from rich.console import Console
 
 from ttt_lab.api import train
 from ttt_lab.config.load import load
-from ttt_lab.evaluation.tables import cell, pct
+from ttt_lab.evaluation.tables import caption, pct, rate_cell
 
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
@@ -53,16 +53,22 @@ def _train_and_report(loaded, fresh: bool, console: Console) -> None:
     out = train(loaded, fresh=fresh, console=console)
     if not out.final:
         return  # not rank 0 of several processes
-    table = Table(title=f"greedy policy, {loaded.cfg.eval.games} games per opponent (same games for every row)")
+    exact = out.final[0].mode == "exact"
+    how = ("exact (the game tree walked)" if exact
+           else f"{loaded.cfg.eval.games} games per opponent (same games for every row)")
+    table = Table(title=f"greedy policy, {how}", caption=caption(exact))
     for col in ("checkpoint", "opponent", "win", "draw", "loss", "invalid", "format"):
         table.add_column(col)
     rows = [("SFT", s) for s in out.sft or []] + [("final", s) for s in out.final]
     for name, s in rows:
-        table.add_row(name, s.opponent, cell(s.rate(s.wins), *s.interval(s.wins)),
-                      cell(s.rate(s.draws), *s.interval(s.draws)), cell(s.rate(s.losses), *s.interval(s.losses)),
+        rates = s.outcome_rates()
+        table.add_row(name, s.opponent, *(rate_cell(*rates[k], exact) for k in ("win", "draw", "loss")),
                       pct(s.invalid_rate), pct(s.format_rate))
     console.print(table)
-    if out.gains:
+    if out.gains and exact:
+        console.print("final against SFT, exact: " + "; ".join(
+            f"{g.opponent} {100 * g.points_delta:+.1f} points per 100 games" for g in out.gains), highlight=False)
+    elif out.gains:
         console.print("final against SFT, game by game: " + "; ".join(
             f"{g.opponent} {g.better} better, {g.worse} worse (sign test p = {g.p_value:.3g})" for g in out.gains),
             highlight=False)

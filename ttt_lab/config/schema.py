@@ -34,6 +34,7 @@ ATTENTIONS = ("auto", "eager", "sdpa")
 COMPILES = ("auto", "true", "false")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 OPPONENT_KINDS = ("minimax", "random")
+EVAL_MODES = ("auto", "exact", "sampled")
 
 
 @dataclass
@@ -237,6 +238,15 @@ class EvalConfig:
     """Games per opponent of the suite, split evenly over who moves first."""
     batch_size: int = 256
     transcript: bool = True
+    """Sampled mode: every game's conversation as JSONL beside the run."""
+    mode: str = "auto"
+    """exact | sampled | auto. exact: the policy's expected rates from its game tree (every opponent
+    reply weighted by its probability, every policy reply by its own): no sampling noise, `games`
+    unused. sampled: `games` games per opponent. auto: exact where the policy's move distribution
+    can be read off (scripted players; model players when greedy, or sampling bare moves)."""
+    min_prob: float = 1.0e-7
+    """Exact mode: paths less likely than this are not followed; their probability is reported as
+    `unexplored` and bounds every rate (`*_lo`, `*_hi`)."""
     suites: dict[str, list[SuiteEntry]] = field(default_factory=_default_suites)
 
 
@@ -390,6 +400,8 @@ def validate(cfg: Config) -> Config:
     _validate_trains_something(cfg.train)
     check_integer("eval.games", cfg.eval.games, 1)
     check_integer("eval.batch_size", cfg.eval.batch_size, 1)
+    check_one_of("eval.mode", cfg.eval.mode, EVAL_MODES)
+    check_number("eval.min_prob", cfg.eval.min_prob, 0.0, 0.5)
     validate_audit(cfg.audit)
     validate_launcher(cfg.launcher)
     if cfg.eval.suite not in cfg.eval.suites:

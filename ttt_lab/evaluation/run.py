@@ -12,6 +12,7 @@ from rich.console import Console
 from ttt_lab.config.load import Loaded
 from ttt_lab.env.driver import Player
 from ttt_lab.evaluation import tables
+from ttt_lab.evaluation.exact import exact_suite, reply_distribution, resolve_mode
 from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
 from ttt_lab.progress import games_progress
 from ttt_lab.tracking import keys
@@ -24,9 +25,12 @@ class EvalOutcome:
     run_id: str | None
     play_seconds: float
     tracking_seconds: float
+    mode: str = "sampled"
+    note: str = ""
+    """Why auto mode sampled (empty otherwise)."""
 
 
-def _start_run(loaded: Loaded, player: Player):
+def _start_run(loaded: Loaded, player: Player, mode: str):
     from ttt_lab.tracking.runs import open_run
     from ttt_lab.tracking.store import open_store
 
@@ -34,7 +38,8 @@ def _start_run(loaded: Loaded, player: Player):
     store = open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
     return open_run(store, cfg.tracking.experiment, "eval", f"eval-{cfg.player.kind}-{loaded.config_hash[:6]}",
                     config_hash=loaded.config_hash, seed=cfg.seed, overrides=loaded.overrides,
-                    tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite}, tree=loaded.logged_tree)
+                    tags={keys.PLAYER: repr(player), keys.SUITE: cfg.eval.suite, "eval.mode": mode},
+                    tree=loaded.logged_tree)
 
 
 def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Path | None) -> None:
@@ -51,20 +56,42 @@ def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Pat
     run.end("FINISHED")
 
 
+def _play(loaded: Loaded, player: Player, console: Console, mode: str) -> list[SuiteResult]:
+    cfg = loaded.cfg
+    if mode == "exact":
+        policy, _ = reply_distribution(cfg, player)
+        assert policy is not None
+        suite = entries(cfg)
+        with games_progress(console) as progress:
+            task = progress.add_task(f"exact {cfg.eval.suite}: model turns asked", total=None)
+            summaries = exact_suite(policy, cfg, suite, lambda asked: progress.update(task, completed=asked))
+        return [SuiteResult(e, [], s) for e, s in zip(suite, summaries, strict=True)]  # type: ignore[arg-type]
+    total = cfg.eval.games * len(entries(cfg))
+    with games_progress(console) as progress:
+        task = progress.add_task(f"eval {cfg.eval.suite}", total=total)
+        return play_suite(cfg, player, lambda _name, n: progress.advance(task, n))
+
+
+def choose_mode(loaded: Loaded, player: Player) -> tuple[str, str]:
+    """The evaluation mode for this player (raises for eval.mode=exact where it cannot apply)."""
+    _, reason = reply_distribution(loaded.cfg, player)
+    return resolve_mode(loaded.cfg, reason)
+
+
 def run_eval(loaded: Loaded, player: Player, console: Console) -> EvalOutcome:
     cfg = loaded.cfg
+    mode, note = choose_mode(loaded, player)
+    if note:
+        console.print(note, highlight=False)
     t0 = time.perf_counter()
-    run = _start_run(loaded, player) if cfg.tracking.enabled else None
+    run = _start_run(loaded, player, mode) if cfg.tracking.enabled else None
     tracking = time.perf_counter() - t0
     try:
-        total = cfg.eval.games * len(entries(cfg))
-        with games_progress(console) as progress:
-            task = progress.add_task(f"eval {cfg.eval.suite}", total=total)
-            start = time.perf_counter()
-            results = play_suite(cfg, player, lambda _name, n: progress.advance(task, n))
-            play = time.perf_counter() - start
+        start = time.perf_counter()
+        results = _play(loaded, player, console, mode)
+        play = time.perf_counter() - start
         transcript = None
-        if cfg.eval.transcript:
+        if cfg.eval.transcript and mode == "sampled":
             folder = run.local_artifact_dir() if run is not None else None
             if folder is None:
                 stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -78,4 +105,4 @@ def run_eval(loaded: Loaded, player: Player, console: Console) -> EvalOutcome:
         if run is not None:
             run.__exit__(type(e), e, None)
         raise
-    return EvalOutcome(results, transcript, run.run_id if run else None, play, tracking)
+    return EvalOutcome(results, transcript, run.run_id if run else None, play, tracking, mode, note)

@@ -28,8 +28,15 @@ class Summary:
     """Each game's points in play order (win 1, draw 1/2, anything else 0): what a paired
     comparison of two policies on the same games reads."""
 
+    mode = "sampled"
+
     def rate(self, k: int) -> float:
         return k / self.games if self.games else 0.0
+
+    def outcome_rates(self) -> dict[str, tuple[float, float, float]]:
+        """win / draw / loss: (rate, lower, upper), the bounds a 95 % Wilson interval."""
+        return {name: (self.rate(k), *self.interval(k))
+                for name, k in (("win", self.wins), ("draw", self.draws), ("loss", self.losses))}
 
     def interval(self, k: int) -> tuple[float, float]:
         return wilson(k, self.games)
@@ -50,6 +57,10 @@ class Summary:
         return self.messages_in_format / self.model_messages if self.model_messages else 0.0
 
     @property
+    def points_mean(self) -> float:
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
+
+    @property
     def games_per_s(self) -> float:
         return self.games / self.seconds if self.seconds > 0 else float("inf")
 
@@ -67,6 +78,7 @@ class Summary:
         out[f"{p}/mean_turns"] = self.model_turns_mean
         out[f"{p}/reward"] = self.reward_mean
         out[f"{p}/games"] = float(self.games)
+        out[f"{prefix}/mode"] = 0.0
         return out
 
 
@@ -111,7 +123,11 @@ class Paired:
 
 
 def paired(before: Summary, after: Summary) -> Paired:
-    """`after` against `before` game by game; raises when they were not played on the same games."""
+    """`after` against `before` game by game; raises when they were not played on the same games.
+    Exact summaries (no games) differ by their exact points: nothing to test, p is 0 or 1."""
+    if before.mode == "exact" or after.mode == "exact":
+        delta = after.points_mean - before.points_mean
+        return Paired(after.opponent, int(delta > 0), int(delta < 0), 1.0 if delta == 0 else 0.0, delta)
     if before.opponent != after.opponent or len(before.points) != len(after.points) or not after.points:
         raise ValueError(f"a paired comparison needs the same games: {before.opponent} ({len(before.points)} games) "
                          f"against {after.opponent} ({len(after.points)})")

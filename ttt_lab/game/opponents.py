@@ -72,6 +72,23 @@ class TableOpponent:
     def choose(self, state: int, h: int) -> int:
         raise NotImplementedError
 
+    def choices(self, state: int) -> tuple[tuple[int, ...], bool]:
+        """The cells `choose` picks among at `state`, and whether uniformly (False: always the first)."""
+        raise NotImplementedError
+
+    def distribution(self, state: int, p_random: float | None = None) -> dict[int, float]:
+        """Each cell's probability at a non-terminal `state` over the example seeds: what the
+        per-turn hash draws, read off instead of sampled (`p_random`: this game's, default the
+        opponent's own)."""
+        p = self.p_random if p_random is None else p_random
+        legal = self._table.legal[state]
+        out = dict.fromkeys(legal, p / len(legal)) if p > 0.0 else {}
+        cells, uniform_pick = self.choices(state)
+        cells = cells if uniform_pick else cells[:1]
+        for c in cells:
+            out[c] = out.get(c, 0.0) + (1.0 - p) / len(cells)
+        return {c: q for c, q in out.items() if q > 0.0}
+
 
 class RandomOpponent(TableOpponent):
     """A uniformly random legal move on every turn."""
@@ -82,6 +99,9 @@ class RandomOpponent(TableOpponent):
     def choose(self, state: int, h: int) -> int:
         legal = self._table.legal[state]
         return legal[pick(h, len(legal))]
+
+    def choices(self, state: int) -> tuple[tuple[int, ...], bool]:
+        return self._table.legal[state], True
 
     def __repr__(self) -> str:
         return "RandomOpponent()"
@@ -118,6 +138,12 @@ class MinimaxOpponent(TableOpponent):
         if self._last:
             return cands[-1]
         return cands[pick(h, len(cands))]
+
+    def choices(self, state: int) -> tuple[tuple[int, ...], bool]:
+        cands = self._candidates[state]
+        if self._last:
+            return cands[-1:], False
+        return cands, not self._first
 
     def __repr__(self) -> str:
         return (

@@ -73,6 +73,13 @@ class HFPlayer:
                 f"cannot load the model from {path!r}: {first}. Set model.path to a local checkpoint folder "
                 "(config.json, weights, tokenizer) or a hub id reachable from this machine."
             ) from e
+        self._setup(path, device=device, temperature=temperature, max_new_tokens=max_new_tokens,
+                    batch_size=batch_size, seed=seed)
+
+    def _setup(self, path: str, *, device: str, temperature: float, max_new_tokens: int, batch_size: int,
+               seed: int) -> None:
+        import torch
+
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -82,6 +89,18 @@ class HFPlayer:
         self._generator = torch.Generator(device=device).manual_seed(seed)
         torch.manual_seed(seed)
         self.path = path
+
+    @classmethod
+    def from_model(cls, model, tokenizer, *, device: str = "cpu", temperature: float = 0.0,
+                   max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, name: str = "in-memory") -> HFPlayer:
+        """A player on a model already loaded (training's), without reading a checkpoint."""
+        import copy
+
+        self = cls.__new__(cls)
+        self.model, self.tokenizer = model, copy.copy(tokenizer)  # its padding side is set here, not training's
+        self._setup(name, device=device, temperature=temperature, max_new_tokens=max_new_tokens,
+                    batch_size=batch_size, seed=seed)
+        return self
 
     @classmethod
     def from_config(cls, cfg: Config) -> HFPlayer:

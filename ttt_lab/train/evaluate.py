@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ttt_lab.config.build import suite_opponent
 from ttt_lab.config.schema import Config, SuiteEntry
+from ttt_lab.evaluation.exact import exact_suite, resolve_mode, unavailable_reason
 from ttt_lab.evaluation.suite import suite_examples
 from ttt_lab.evaluation.summary import Summary, summarise
 from ttt_lab.train.rollout import Sampling, play_rollouts
@@ -14,10 +15,18 @@ TRAINING_SUITE = (SuiteEntry("random", opponent="random"), SuiteEntry("optimal")
 
 def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float = 0.0,
                    suite: tuple[SuiteEntry, ...] = TRAINING_SUITE) -> list[Summary]:
-    """Win/draw/loss of `model` against each entry, `games` games each, half moving first."""
+    """Win/draw/loss of `model` against each entry: exact from its game tree where `eval.mode`
+    allows (greedy, or sampling bare moves), else `games` sampled games each, half moving first."""
     import dataclasses
 
     import torch
+
+    if policy := _exact_policy(model, tokenizer, cfg, temperature):
+        was_training = model.training
+        try:
+            return exact_suite(policy, cfg, suite)  # type: ignore[return-value]
+        finally:
+            model.train(was_training)
 
     small = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, games=games))
     out = []
@@ -28,3 +37,20 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
                                  Sampling(temperature, cfg.player.max_new_tokens, use_bf16(cfg)), generator=gen)
         out.append(summarise(entry.name, [r.record for r in rollouts]))
     return out
+
+
+def _exact_policy(model, tokenizer, cfg: Config, temperature: float):
+    """The model's move distribution when the tree is to be walked, else None (sampled)."""
+    from ttt_lab.players.distributions import GreedyDistribution, ScoredDistribution
+    from ttt_lab.players.hf import HFPlayer
+
+    reason = unavailable_reason(cfg, temperature=temperature, scripted=False, readable=True)
+    if resolve_mode(cfg, reason)[0] != "exact":
+        return None
+    p = cfg.player
+    if temperature == 0:
+        player = HFPlayer.from_model(model, tokenizer, device=cfg.model.device, max_new_tokens=p.max_new_tokens,
+                                     batch_size=cfg.eval.batch_size, seed=cfg.seed)
+        return GreedyDistribution(player)
+    return ScoredDistribution(model, tokenizer, temperature=temperature, max_new_tokens=p.max_new_tokens,
+                              batch_size=max(1, cfg.eval.batch_size // 9))

@@ -1,0 +1,186 @@
+"""Exact evaluation: a policy's expected rates against every suite opponent, from its game tree.
+
+`eval.mode`: `exact` walks the tree (no sampling noise: the rates are expectations over the
+opponents' dice, not estimates), `sampled` plays `eval.games` games, `auto` walks where the
+policy's move distribution can be read off and samples otherwise, saying why in one line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ttt_lab.config.build import suite_opponent
+from ttt_lab.config.schema import EVAL_MODES, Config, SuiteEntry  # noqa: F401  (EVAL_MODES: the schema's)
+from ttt_lab.env.exact import OpponentDistribution, ReplyDistribution, Totals, Tree, evaluate_tree, expand_tree
+from ttt_lab.errors import TttLabError
+
+
+class ExactUnavailable(TttLabError):
+    """`eval.mode=exact` for a player or setting whose move distribution cannot be read off."""
+
+
+@dataclass(frozen=True)
+class ExactSummary:
+    """Expected rates against one opponent; `*_lo`/`*_hi` are deterministic bounds (equal to the
+    rate when nothing was left unexplored)."""
+
+    opponent: str
+    totals: Totals
+    seconds: float = 0.0
+    mode = "exact"
+    points = ()
+
+    @property
+    def games(self) -> int:
+        """The distinct games (lines) the walk reached against this opponent."""
+        return self.totals.lines
+
+    @property
+    def unexplored(self) -> float:
+        return self.totals.unexplored
+
+    def outcome_rates(self) -> dict[str, tuple[float, float, float]]:
+        t, u = self.totals, self.totals.unexplored
+        return {name: (v, v, min(1.0, v + u)) for name, v in (("win", t.win), ("draw", t.draw), ("loss", t.loss))}
+
+    def _share(self, k: float) -> tuple[float, float, float]:
+        """k per model message, with bounds for the messages unexplored paths could still add."""
+        t, extra = self.totals, self.totals.unexplored_turns
+        if t.turns + extra <= 0:
+            return 0.0, 0.0, 0.0
+        rate = k / t.turns if t.turns else 0.0
+        return rate, k / (t.turns + extra), (k + extra) / (t.turns + extra)
+
+    @property
+    def invalid_rate(self) -> float:
+        return self._share(self.totals.invalid)[0]
+
+    @property
+    def format_rate(self) -> float:
+        return self._share(self.totals.in_format)[0]
+
+    @property
+    def model_turns_mean(self) -> float:
+        return self.totals.turns
+
+    @property
+    def reward_mean(self) -> float:
+        return self.totals.reward
+
+    @property
+    def points_mean(self) -> float:
+        return self.totals.points
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else float("inf")
+
+    def metrics(self, prefix: str = "eval") -> dict[str, float]:
+        p = f"{prefix}/{self.opponent}"
+        out: dict[str, float] = {}
+        for name, (rate, lo, hi) in self.outcome_rates().items():
+            out |= {f"{p}/{name}_rate": rate, f"{p}/{name}_rate_lo": lo, f"{p}/{name}_rate_hi": hi}
+        rate, lo, hi = self._share(self.totals.invalid)
+        out |= {f"{p}/invalid_rate": rate, f"{p}/invalid_rate_lo": lo, f"{p}/invalid_rate_hi": hi}
+        out[f"{p}/format_rate"] = self.format_rate
+        out[f"{p}/mean_turns"] = self.model_turns_mean
+        out[f"{p}/reward"] = self.reward_mean
+        out[f"{p}/games"] = float(self.games)
+        out[f"{p}/unexplored"] = self.unexplored
+        out[f"{prefix}/mode"] = 1.0
+        return out
+
+
+def starts(cfg: Config) -> list[tuple[bool, str, float]]:
+    """(model moves first, symbol shown, weight) as the evaluation's examples draw them: who starts
+    alternates, the symbol is the dataset's (alternate and random: each half the games)."""
+    symbols = [cfg.dataset.model_symbol] if cfg.dataset.model_symbol in ("X", "O") else ["X", "O"]
+    return [(first, s, 0.5 / len(symbols)) for first in (True, False) for s in symbols]
+
+
+def opponent_distribution(entry: SuiteEntry) -> OpponentDistribution:
+    opponent = suite_opponent(entry)
+    return opponent.distribution  # type: ignore[attr-defined]
+
+
+def _bound(dists: Sequence[OpponentDistribution]) -> OpponentDistribution:
+    def largest(state: int) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for d in dists:
+            for c, q in d(state).items():
+                out[c] = max(out.get(c, 0.0), q)
+        return out
+
+    return largest
+
+
+def policy_tree(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEntry], *, best_response: bool = False,
+                on_level: Callable[[int], None] | None = None) -> Tree:
+    """One tree for the whole suite (and the best response when asked): the policy is asked once
+    per conversation whichever opponent leads there."""
+    bound = None if best_response else _bound([opponent_distribution(e) for e in suite])
+    return expand_tree(policy, cfg.env, starts(cfg), min_prob=cfg.eval.min_prob, opponent_bound=bound,
+                       on_level=on_level)
+
+
+def exact_suite(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEntry],
+                on_level: Callable[[int], None] | None = None) -> list[ExactSummary]:
+    start = time.perf_counter()
+    tree = policy_tree(policy, cfg, suite, on_level=on_level)
+    walked = time.perf_counter() - start
+    out = []
+    for entry in suite:
+        t0 = time.perf_counter()
+        totals = evaluate_tree(tree, opponent_distribution(entry))
+        out.append(ExactSummary(entry.name, totals, walked / len(suite) + time.perf_counter() - t0))
+    return out
+
+
+def unavailable_reason(cfg: Config, *, temperature: float, scripted: bool, readable: bool) -> str | None:
+    """Why exact evaluation cannot apply here, or None when it can."""
+    if scripted:
+        return None
+    if not readable:
+        return (f"player.kind={cfg.player.kind} gives replies, not their probabilities (an endpoint's "
+                "distribution cannot be read off)")
+    if temperature > 0 and cfg.env.think == "required":
+        return (f"at temperature {temperature:g} with env.think=required the replies are free text whose "
+                "probabilities cannot all be listed")
+    return None
+
+
+def resolve_mode(cfg: Config, reason: str | None) -> tuple[str, str]:
+    """The mode to use and a one-line note (empty when nothing needs saying). Raises when
+    `eval.mode=exact` was asked for and `reason` says why it cannot be."""
+    mode = cfg.eval.mode
+    if mode == "sampled":
+        return "sampled", ""
+    if reason is None:
+        return "exact", ""
+    if mode == "exact":
+        raise ExactUnavailable(
+            f"eval.mode=exact cannot evaluate this player: {reason}. Use eval.mode=sampled (or auto, which "
+            "samples where the tree cannot be walked) to play eval.games games per opponent instead.")
+    return "sampled", f"eval.mode=auto: sampled, because {reason}"
+
+
+def reply_distribution(cfg: Config, player: object) -> tuple[ReplyDistribution | None, str | None]:
+    """The player's move distribution for the tree walk, or None and why it cannot be read off."""
+    from ttt_lab.players.distributions import GreedyDistribution, ScoredDistribution, ScriptedDistribution
+    from ttt_lab.players.hf import HFPlayer
+    from ttt_lab.players.scripted import ScriptedPlayer
+
+    if isinstance(player, ScriptedPlayer):
+        return ScriptedDistribution(player), None
+    if isinstance(player, HFPlayer):
+        t = player.temperature
+        reason = unavailable_reason(cfg, temperature=t, scripted=False, readable=True)
+        if reason is not None:
+            return None, reason
+        if t == 0:
+            return GreedyDistribution(player), None
+        return ScoredDistribution(player.model, player.tokenizer, temperature=t, max_new_tokens=player.max_new_tokens,
+                                  batch_size=player.batch_size), None
+    return None, unavailable_reason(cfg, temperature=0.0, scripted=False, readable=False)
