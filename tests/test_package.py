@@ -18,6 +18,7 @@ import pytest
 from tests.conftest import BIN, cli
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("wheel")  # one build at a time: setuptools writes build/ in the checkout
 
 
 def _pyproject() -> dict:
