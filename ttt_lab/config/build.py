@@ -29,12 +29,13 @@ def _import(path: str) -> type:
 
 
 BUILT_IN = "ttt_lab.game.opponents."
+BUILT_IN_EXPLOITER = "ttt_lab.game.exploiter.ExploiterOpponent"
 
 
 def check_trusted(cfg: OpponentConfig, trust_code: bool, source: str) -> None:
     """Refuse to import a user's opponent class named by data someone else wrote (a shared
     tracking store) unless the user says they trust it: building it runs its code here."""
-    if trust_code or cfg._target_.startswith(BUILT_IN):
+    if trust_code or cfg._target_.startswith(BUILT_IN) or cfg._target_ == BUILT_IN_EXPLOITER:
         return
     from ttt_lab.errors import TttLabError
 
@@ -47,7 +48,7 @@ def build_opponent(cfg: OpponentConfig) -> Opponent:
     """Instantiate `cfg._target_` with the fields its constructor accepts, plus `params`."""
     cls = _import(cfg._target_)
     accepted = inspect.signature(cls).parameters
-    kwargs = {k: getattr(cfg, k) for k in ("tie_break", "scoring", "p_random") if k in accepted}
+    kwargs = {k: getattr(cfg, k) for k in ("tie_break", "scoring", "p_random", "exploit_share") if k in accepted}
     kwargs.update(cfg.params)
     try:
         opponent = cls(**kwargs)

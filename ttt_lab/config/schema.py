@@ -50,6 +50,12 @@ class OpponentConfig:
     example meet the same opponent; per_game: every game gets its own stream (ablation)."""
     params: dict[str, Any] = field(default_factory=dict)
     """Extra keyword arguments for a user-defined opponent class."""
+    exploit_share: float = 1.0
+    """opponent=exploiter: the share of games (chosen per example) in which it plays the best
+    response to the policy being trained; the others are minimax games. A phase may set its own."""
+    refresh_every: int = 10
+    """opponent=exploiter: optimizer steps between two best responses, each computed from the
+    policy as it is then (greedy, every opponent reply walked)."""
 
 
 @dataclass
@@ -128,6 +134,8 @@ class PhaseConfig:
     p_max: float | None = None
     num_strata: int | None = None
     """Opponent-strength range and strata of this phase; unset means `dataset.*`."""
+    exploit_share: float | None = None
+    """opponent=exploiter: this phase's share of exploiting games; unset means `opponent.exploit_share`."""
 
 
 @dataclass
@@ -298,6 +306,8 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
         raise InvalidSetting(f"{at}.batch_size", p.batch_size,
                              f"a multiple of {at}.num_generations ({p.num_generations})")
     check_number(f"{at}.learning_rate", p.learning_rate, 0.0)
+    if p.exploit_share is not None:
+        check_number(f"{at}.exploit_share", p.exploit_share, 0.0, 1.0)
     check_number(f"{at}.temperature", p.temperature, 0.0)
     check_one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
     check_number(f"{at}.epsilon_high", p.epsilon_high, 0.0)
@@ -369,6 +379,8 @@ def validate(cfg: Config) -> Config:
     check_one_of("opponent.scoring", o.scoring, SCORINGS)
     check_number("opponent.p_random", o.p_random, 0.0, 1.0)
     check_one_of("opponent.seeding", o.seeding, SEEDINGS)
+    check_number("opponent.exploit_share", o.exploit_share, 0.0, 1.0)
+    check_integer("opponent.refresh_every", o.refresh_every, 1)
     pl = cfg.player
     check_one_of("player.kind", pl.kind, PLAYER_KINDS)
     check_one_of("player.policy", pl.policy, SCRIPTED_POLICIES)

@@ -16,6 +16,9 @@ from ttt_lab.config.schema import EVAL_MODES, Config, SuiteEntry  # noqa: F401  
 from ttt_lab.env.exact import OpponentDistribution, ReplyDistribution, Totals, Tree, evaluate_tree, expand_tree
 from ttt_lab.errors import TttLabError
 
+EXPLOITER = "exploiter"
+"""The best response's summary name: `eval/exploiter/*` and `eval/exploitability`."""
+
 
 class ExactUnavailable(TttLabError):
     """`eval.mode=exact` for a player or setting whose move distribution cannot be read off."""
@@ -90,6 +93,9 @@ class ExactSummary:
         out[f"{p}/games"] = float(self.games)
         out[f"{p}/unexplored"] = self.unexplored
         out[f"{prefix}/mode"] = 1.0
+        if self.opponent == EXPLOITER:  # the loss against the best response: 0 when no opponent can win
+            out[f"{prefix}/exploitability"] = self.totals.loss
+            out[f"{prefix}/exploitability_hi"] = min(1.0, self.totals.loss + self.unexplored)
         return out
 
 
@@ -126,16 +132,28 @@ def policy_tree(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEnt
 
 
 def exact_suite(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEntry],
-                on_level: Callable[[int], None] | None = None) -> list[ExactSummary]:
+                on_level: Callable[[int], None] | None = None, *, exploiter: bool = False) -> list[ExactSummary]:
+    """One summary per suite entry; with `exploiter`, one more (`EXPLOITER`, last) against the best
+    response, from the same tree expanded with every opponent reply (a superset of the suite's)."""
     start = time.perf_counter()
-    tree = policy_tree(policy, cfg, suite, on_level=on_level)
+    tree = policy_tree(policy, cfg, suite, best_response=exploiter, on_level=on_level)
     walked = time.perf_counter() - start
     out = []
     for entry in suite:
         t0 = time.perf_counter()
         totals = evaluate_tree(tree, opponent_distribution(entry))
         out.append(ExactSummary(entry.name, totals, walked / len(suite) + time.perf_counter() - t0))
+    if exploiter:
+        out.append(exploitability(tree))
     return out
+
+
+def exploitability(tree: Tree) -> ExactSummary:
+    """The policy against the best response to it (`tree` expanded with `best_response=True`):
+    its loss rate is the exploitability."""
+    t0 = time.perf_counter()
+    totals = evaluate_tree(tree, None)
+    return ExactSummary(EXPLOITER, totals, time.perf_counter() - t0)
 
 
 def unavailable_reason(cfg: Config, *, temperature: float, scripted: bool, readable: bool) -> str | None:

@@ -24,7 +24,8 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
     if policy := _exact_policy(model, tokenizer, cfg, temperature):
         was_training = model.training
         try:
-            return exact_suite(policy, cfg, suite)  # type: ignore[return-value]
+            # greedy: every opponent reply is in the tree anyway; add the best response's summary
+            return exact_suite(policy, cfg, suite, exploiter=temperature == 0)  # type: ignore[return-value]
         finally:
             model.train(was_training)
 

@@ -58,12 +58,16 @@ def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
 def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
                       index: int = 0):
     from ttt_lab.game.seeding import derive_seed
+    from ttt_lab.train.exploiter import phase_opponent
 
     opponent = build_opponent(cfg.opponent)
+    refresh = phase_opponent(opponent, cfg, phase)  # the exploiter's best response, kept recent
     seed = derive_seed(cfg.seed, PHASE_SALT + index)
 
     def rollout_func(prompts: list, trainer) -> dict:
         model = trainer.accelerator.unwrap_model(trainer.model)
+        if refresh is not None:
+            refresh(model, trainer.processing_class, trainer.state.global_step)
         numbers = game_numbers([int(str(p).split()[1]) for p in prompts], phase.num_generations)
         batch = [examples[n // phase.num_generations] for n in numbers]
         vllm = trainer.vllm_generation if cfg.train.use_vllm else None
