@@ -8,6 +8,7 @@ user-defined opponents are audited alike.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -164,13 +165,15 @@ def optimality_check(smp: Sample, a: OpponentAuditConfig) -> Check:
                  f"{total - good} of {total} replies with p_random=0 give away the value; {illegal} illegal")
 
 
-def noise_check(smp: Sample, p: float, a: OpponentAuditConfig) -> Check:
-    """Non-optimal replies should number p x (non-optimal share of the legal moves), summed."""
+def noise_check(smp: Sample, p: float, a: OpponentAuditConfig,
+                aims: tuple[tuple[int, ...], ...] | None = None) -> Check:
+    """Non-optimal replies should number p x (non-optimal share of the legal moves), summed.
+    `aims`: the replies the opponent plays when not playing at random (default: the optimal ones)."""
     t = table()
     obs = 0
     expected = var = weight = 0.0
     for i, s in enumerate(smp.states):
-        legal, opt = t.legal[s], t.optimal[s]
+        legal, opt = t.legal[s], t.optimal[s] if aims is None else aims[s]
         r = (len(legal) - len(opt)) / len(legal)
         if r == 0:
             continue
@@ -189,6 +192,26 @@ def noise_check(smp: Sample, p: float, a: OpponentAuditConfig) -> Check:
     return Check("noise_calibration", p_hat, f"|z| <= {a.noise_z_warn:g} PASS, <= {a.noise_z_fail:g} WARN", status,
                  f"measured random-move share {p_hat:.4f} [{p_hat - half:.4f}, {p_hat + half:.4f}] "
                  f"against configured {p:g} (z = {z:+.2f})")
+
+
+def exploiting(opponent: Opponent | None):
+    """An exploiter's exploiting games (`ExploiterOpponent.exploiting`), None for other opponents."""
+    from ttt_lab.game.exploiter import ExploiterOpponent
+
+    return opponent.exploiting() if isinstance(opponent, ExploiterOpponent) else None
+
+
+def aim_check(smp: Sample, aims: tuple[tuple[int, ...], ...]) -> Check:
+    """With p_random=0 every reply is one the opponent says it aims for (and legal)."""
+    t = table()
+    off = total = 0
+    for i, s in enumerate(smp.states):
+        for m in smp.replies[i]:
+            total += 1
+            off += m not in aims[s] or m not in t.legal[s]
+    return Check("optimality", (total - off) / total, "every reply among its best replies",
+                 FAIL if off else PASS, f"a best response, not minimax: {off} of {total} replies with "
+                 "p_random=0 outside the replies that hurt its policy most")
 
 
 def replay_picks(n_states: int) -> range:
@@ -274,33 +297,51 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
     is_random = cfg._target_ == RANDOM_TARGET
     p = cfg.p_random if cfg.p_random > 0 and not is_random else a.noise_p
     noisy = make(p) if takes_p and not is_random else None
+    # An exploiter is audited in its exploiting games (its others are the minimax opponent's): its
+    # ties are its own best replies; a fresh process cannot rebuild a best response it was handed.
+    own = exploiting(base)
+    if own is not None:
+        base, noisy = own, exploiting(noisy) if noisy is not None else None
+        cfg = dataclasses.replace(cfg, exploit_share=1.0)
+    handed = own is not None and own.has_table
     replay = None
-    if a.processes:
+    if a.processes and not handed:
         t = table()
         states = [s for s in range(len(t.boards)) if not t.terminal[s]]
         boards = [t.boards[states[i]] for i in replay_picks(len(states))]
         replay = Replay(cfg, 0.0 if noisy is None else p, boards, seeds[:REPLAY_SEEDS])
     smp = sample(base, seeds)
     audit = Audit("opponent", repr(base))
-    found, share, where = detect_tie_set(smp)
-    checks, data = tie_break_checks(smp, tie_sets(found), a)
-    audit.data.update(data | {"tie_set": found})
-    subset = found if found != "value" else SUBSETS[-1]
-    checks.insert(0, Check("tie_break.set", share, f"a subset if >= {FAST_SHARE:g}", PASS,
-                           f"draws from the {SET_NAMES[found]}: {share:.1%} of its picks at the {where} positions "
-                           f"where the {SET_NAMES[subset]} are fewer lie among them; the tie-break checks below "
-                           "use that set"))
-    checks.append(skipped("optimality", "the random opponent does not aim for optimal play") if is_random
-                  else optimality_check(smp, a))
+    if handed:
+        aims = own.tie_sets()
+        checks, data = tie_break_checks(smp, aims, a)
+        audit.data.update(data | {"tie_set": "best_response"})
+        checks.insert(0, Check("tie_break.set", None, "its own best replies", PASS,
+                               "an exploiter draws among the replies that hurt its policy most; the tie-break "
+                               "checks below use those"))
+        checks.append(aim_check(smp, aims))
+    else:
+        aims = None
+        found, share, where = detect_tie_set(smp)
+        checks, data = tie_break_checks(smp, tie_sets(found), a)
+        audit.data.update(data | {"tie_set": found})
+        subset = found if found != "value" else SUBSETS[-1]
+        checks.insert(0, Check("tie_break.set", share, f"a subset if >= {FAST_SHARE:g}", PASS,
+                               f"draws from the {SET_NAMES[found]}: {share:.1%} of its picks at the {where} "
+                               f"positions where the {SET_NAMES[subset]} are fewer lie among them; the tie-break "
+                               "checks below use that set"))
+        checks.append(skipped("optimality", "the random opponent does not aim for optimal play") if is_random
+                      else optimality_check(smp, a))
     if noisy is None:
         checks.append(skipped("noise_calibration", "the random opponent has no minimax moves to mix with"
                               if is_random else "this opponent class takes no p_random"))
         checks += consistency_checks(base, smp, cfg, 0.0, a, replay)
     else:
         noisy_smp = sample(noisy, seeds)
-        checks.append(noise_check(noisy_smp, p, a))
+        checks.append(noise_check(noisy_smp, p, a, aims))
         checks += consistency_checks(noisy, noisy_smp, cfg, p, a, replay)
-    checks.append(symmetry_check(smp, a))
+    checks.append(skipped("symmetry.chi2_p", "a best response follows its policy, which need not treat every "
+                          "orientation alike") if handed else symmetry_check(smp, a))
     audit.checks = checks
     audit.data["seeds"] = a.seeds
     audit.seconds = time.perf_counter() - start
