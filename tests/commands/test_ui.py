@@ -50,7 +50,7 @@ def test_ui_serves_the_store_and_stops_cleanly(home: Path) -> None:
         except subprocess.TimeoutExpired as e:  # chained: an earlier failure in the try block stays visible
             os.killpg(proc.pid, signal.SIGKILL)
             raise AssertionError(f"`ttt-lab ui` did not stop within 60 s of Ctrl-C: {proc.stderr.read()}") from e
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # the server's shutdown, however slow under load, is waited for
     while mlflow_server_pids(port) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert mlflow_server_pids(port) == []
@@ -98,7 +98,7 @@ def test_the_optuna_dashboard_serves_a_study_and_stops_cleanly(home: Path) -> No
     finally:
         os.kill(lines.proc.pid, signal.SIGINT)
     assert lines.finish(deadline_s=60) == 0, lines.text
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # the dashboard's shutdown, however slow under load, is waited for
     while _listening(port) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _listening(port)  # the dashboard's process went with the command

@@ -19,7 +19,7 @@ def running_endpoint() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("openai_server.py")), str(port)])
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 180  # a deadline, not a wait: uvicorn's imports take many seconds on a busy machine
     try:
         while True:
             try:
