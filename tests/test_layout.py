@@ -23,6 +23,7 @@ LAYERS = [
     {"report"},
     {"api"},
     {"commands", "completion"},
+    {"cli_kit"},
     {"cli"},
 ]
 """Each package may import the ones in the rows above it only. Audits (domain logic) sit below

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from ttt_lab.completion import complete_overrides, complete_sweep_args  # imports nothing heavy
+from ttt_lab.cli_kit.run import STATE as _state
+from ttt_lab.cli_kit.run import Overrides
+from ttt_lab.cli_kit.run import console as _console
+from ttt_lab.cli_kit.run import run as _run
+from ttt_lab.cli_kit.runs import runs_app, ui
+from ttt_lab.completion import complete_sweep_args  # imports nothing heavy
 
 app = typer.Typer(
     name="ttt-lab",
@@ -19,16 +22,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 config_app = typer.Typer(help="Inspect the composed configuration.", no_args_is_help=True)
-runs_app = typer.Typer(help="Runs in the tracking store.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(runs_app, name="runs")
-
-_state = {"debug": False}
-Overrides = Annotated[
-    list[str] | None,
-    typer.Argument(help="Hydra overrides: key=value, group=option, +key=value, ~key; short names such as "
-                   "batch_size=256 work.", show_default=False, autocompletion=complete_overrides),
-]
 
 
 def _print_version(value: bool) -> None:
@@ -52,66 +47,6 @@ def main(
         from ttt_lab.config.load import add_config_dirs
 
         add_config_dirs(config_dir)
-
-
-def _run(fn: Callable[[], Any]) -> Any:
-    """Run a command body; expected failures become one paragraph on stderr and exit code 2."""
-    from ttt_lab.errors import TttLabError
-
-    try:
-        try:
-            result = fn()
-        except TttLabError:
-            raise
-        except Exception as e:
-            from ttt_lab.errors import as_disk_full
-            from ttt_lab.sqlite_files import as_store_error
-
-            known = as_disk_full(e) or as_store_error(e)
-            if known is None:
-                raise
-            raise known from e
-    except TttLabError as e:
-        if _state["debug"]:
-            raise
-        from rich.console import Console
-        from rich.markup import escape
-
-        from ttt_lab.redact import RedactedStream
-
-        Console(file=RedactedStream(sys.stderr), stderr=True).print(f"[bold red]Error:[/] {escape(str(e))}",
-                                                                     highlight=False, soft_wrap=True)
-        _exit_now(2)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        print("\nInterrupted; nothing written so far was lost.", file=sys.stderr)
-        raise typer.Exit(130) from None
-    _exit_now(result if isinstance(result, int) else 0)
-    return result
-
-
-def _exit_now(code: int) -> None:
-    """After a command that loaded torch, end the process at once: Python's tear-down of torch,
-    transformers and TRL costs 2-3 s at every exit and writes nothing. Streams are flushed and
-    atexit handlers run first; every file ttt-lab writes is closed by then."""
-    if "torch" not in sys.modules:
-        return
-    import atexit
-    import os
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(code)
-
-
-def _console():
-    from rich.console import Console
-
-    from ttt_lab.redact import RedactedStream
-
-    out = RedactedStream(sys.stdout)
-    return Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
 
 
 @config_app.command("show")
@@ -316,83 +251,7 @@ def play(
     _run(body)
 
 
-@app.command("ui")
-def ui(
-    overrides: Overrides = None,
-    port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 5000,
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    optuna: Annotated[str | None, typer.Option("--optuna", help="Serve optuna-dashboard for this study instead "
-                                               "(its trials, parameters, importances).", show_default=False)] = None,
-    storage: Annotated[str | None, typer.Option(help="With --optuna: the Optuna storage URL (default: "
-                                                "$TTT_LAB_OPTUNA_STORAGE or runs/optuna.db).",
-                                                show_default=False)] = None,
-) -> None:
-    """Serve the MLflow UI on the project's tracking store (or, with --optuna, the Optuna dashboard
-    of a study); Ctrl-C stops it.
-
-    Example: `ttt-lab ui --port 5001`, `ttt-lab ui --optuna batch_size --port 8080`
-    """
-
-    def body() -> None:
-        from ttt_lab.commands.ui import serve, serve_optuna
-
-        if optuna is not None:
-            serve_optuna(optuna, storage, overrides or [], host, port, _console())
-        else:
-            serve(overrides or [], host, port, _console())
-
-    _run(body)
-
-
-@runs_app.command("export")
-def runs_export(
-    study: Annotated[str, typer.Argument(help="A study name or its parent run id.", show_default=False)],
-    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json.")] = "csv",
-    out: Annotated[str | None, typer.Option("--out", help="File (default STUDY.FORMAT; - for stdout).")] = None,
-    overrides: Annotated[list[str] | None, typer.Option("--set", help="Store location: --set tracking=server.")] = None,
-) -> None:
-    """One row per trial of a study: overrides, seed, final metrics, config hash, run id, state.
-
-    Example: `ttt-lab runs export quickstart --format parquet`
-    """
-    from ttt_lab.commands.runs import export_runs
-
-    _run(lambda: export_runs(study, fmt, out, overrides or [], _console()))
-
-
-@runs_app.command("list")
-def runs_list(
-    overrides: Overrides = None,
-    limit: Annotated[int, typer.Option(help="How many runs to show.", min=1)] = 20,
-) -> None:
-    """The latest runs: id, experiment, key params and metrics, status.
-
-    Example: `ttt-lab runs list --limit 5`
-    """
-
-    def body() -> None:
-        from ttt_lab.commands.runs import list_runs
-
-        list_runs(overrides or [], limit, _console())
-
-    _run(body)
-
-
-@runs_app.command("sync")
-def runs_sync(overrides: Overrides = None) -> None:
-    """Send what runs kept in `runs/tracking-fallback/` because their tracking server was gone when
-    they ended.
-
-    Example: `ttt-lab runs sync tracking=server tracking.uri=http://127.0.0.1:5000`
-    """
-
-    def body() -> None:
-        from ttt_lab.commands.runs import sync_runs
-
-        sync_runs(overrides or [], _console())
-
-    _run(body)
-
+app.command("ui")(ui)  # after play: the order `ttt-lab --help` lists them in
 
 if __name__ == "__main__":
     app()

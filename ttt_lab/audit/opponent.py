@@ -289,10 +289,8 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
                    seed: int) -> Audit:
     """`make(p)` builds the opponent with random-move probability p (None: it takes no p_random)."""
     start = time.perf_counter()
-    base = make(0.0)
-    takes_p = base is not None
-    if base is None:
-        base = make(cfg.p_random)
+    takes_p = (base := make(0.0)) is not None
+    base = base if takes_p else make(cfg.p_random)
     seeds = audit_seeds(seed, a.seeds)
     is_random = cfg._target_ == RANDOM_TARGET
     p = cfg.p_random if cfg.p_random > 0 and not is_random else a.noise_p

@@ -19,6 +19,15 @@ from ttt_lab.config.audit_schema import (  # noqa: F401  (part of the schema, im
     StabilityConfig,
     validate_audit,
 )
+from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imported from here too)
+    EVAL_MODES,
+    OPPONENT_KINDS,
+    EvalConfig,
+    SuiteEntry,
+    TrackingConfig,
+    validate_eval,
+    validate_tracking,
+)
 from ttt_lab.config.launcher_schema import CLUSTERS, LauncherConfig, validate_launcher  # noqa: F401
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
@@ -33,8 +42,6 @@ TINY_TOKENS = ("rows", "compact", "words")
 ATTENTIONS = ("auto", "eager", "sdpa")
 COMPILES = ("auto", "true", "false")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
-OPPONENT_KINDS = ("minimax", "random")
-EVAL_MODES = ("auto", "exact", "sampled")
 
 
 @dataclass
@@ -214,62 +221,6 @@ class TrainConfig:
 
 
 @dataclass
-class SuiteEntry:
-    name: str = "optimal"
-    opponent: str = "minimax"
-    tie_break: str = "random"
-    scoring: str = "value"
-    p_random: float = 0.0
-
-
-def _default_suites() -> dict[str, list[SuiteEntry]]:
-    return {
-        "default": [
-            SuiteEntry("random", opponent="random"),
-            SuiteEntry("optimal"),
-            SuiteEntry("minimax_p25", p_random=0.25),
-            SuiteEntry("minimax_p50", p_random=0.5),
-        ],
-        "quick": [SuiteEntry("random", opponent="random"), SuiteEntry("optimal")],
-        "tiebreak": [
-            SuiteEntry("optimal_first", tie_break="first"),
-            SuiteEntry("optimal_last", tie_break="last"),
-            SuiteEntry("optimal_random"),
-        ],
-    }
-
-
-@dataclass
-class EvalConfig:
-    suite: str = "default"
-    games: int = 200
-    """Games per opponent of the suite, split evenly over who moves first."""
-    batch_size: int = 256
-    transcript: bool = True
-    """Sampled mode: every game's conversation as JSONL beside the run."""
-    mode: str = "auto"
-    """exact | sampled | auto. exact: the policy's expected rates from its game tree (every opponent
-    reply weighted by its probability, every policy reply by its own): no sampling noise, `games`
-    unused. sampled: `games` games per opponent. auto: exact where the policy's move distribution
-    can be read off (scripted players; model players when greedy, or sampling bare moves)."""
-    min_prob: float = 1.0e-7
-    """Exact mode: paths less likely than this are not followed; their probability is reported as
-    `unexplored` and bounds every rate (`*_lo`, `*_hi`)."""
-    suites: dict[str, list[SuiteEntry]] = field(default_factory=_default_suites)
-
-
-@dataclass
-class TrackingConfig:
-    enabled: bool = True
-    uri: str = "sqlite:///${home}/mlflow.db"
-    artifacts: str = "${home}/mlartifacts"
-    experiment: str = "ttt-lab"
-    outage_wait_s: float = 60.0
-    """A run whose tracking server is unreachable when it ends waits this long for it to come
-    back, then leaves what it could not send in `${home}/tracking-fallback/` for `ttt-lab runs sync`."""
-
-
-@dataclass
 class Config:
     seed: int = 0
     home: str = "${oc.env:TTT_LAB_HOME,runs}"
@@ -364,12 +315,7 @@ def _validate_trains_something(t: TrainConfig) -> None:
 
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
-    from ttt_lab.names import PATTERN
-
-    if not PATTERN.fullmatch(cfg.tracking.experiment) or ".." in cfg.tracking.experiment:
-        raise InvalidSetting("tracking.experiment", cfg.tracking.experiment,
-                             "letters, digits and . _ - (starting with a letter or digit, no '..' or '/')")
-    check_number("tracking.outage_wait_s", cfg.tracking.outage_wait_s, 0.0)
+    validate_tracking(cfg.tracking)
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
         raise InvalidSetting("seed", cfg.seed, f"an integer from 0 to {2**32 - 1} (the seed numpy and torch take)")
     cfg.env.validate("env")
@@ -410,18 +356,7 @@ def validate(cfg: Config) -> Config:
     check_integer("train.saves_per_phase", cfg.train.saves_per_phase, 1)
     _validate_sft(cfg.train.sft)
     _validate_trains_something(cfg.train)
-    check_integer("eval.games", cfg.eval.games, 1)
-    check_integer("eval.batch_size", cfg.eval.batch_size, 1)
-    check_one_of("eval.mode", cfg.eval.mode, EVAL_MODES)
-    check_number("eval.min_prob", cfg.eval.min_prob, 0.0, 0.5)
+    validate_eval(cfg.eval)
     validate_audit(cfg.audit)
     validate_launcher(cfg.launcher)
-    if cfg.eval.suite not in cfg.eval.suites:
-        raise InvalidSetting("eval.suite", cfg.eval.suite, " | ".join(cfg.eval.suites))
-    for name, entries in cfg.eval.suites.items():
-        for i, e in enumerate(entries):
-            check_one_of(f"eval.suites.{name}.{i}.opponent", e.opponent, OPPONENT_KINDS)
-            check_one_of(f"eval.suites.{name}.{i}.tie_break", e.tie_break, TIE_BREAKS)
-            check_one_of(f"eval.suites.{name}.{i}.scoring", e.scoring, SCORINGS)
-            check_number(f"eval.suites.{name}.{i}.p_random", e.p_random, 0.0, 1.0)
     return cfg
