@@ -138,7 +138,7 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
     checked = []
     for path in sorted((conf_dir().parent / "sweeps").glob("*.yaml")):
         spec = from_file(path, [])
-        if "experiment=tiny_cpu" not in spec.overrides:
+        if not {"experiment=tiny_cpu", "experiment=tiny_cpu_study"} & set(spec.overrides):
             continue
         cfg = load(spec.overrides).cfg
         assert cfg.train.sft.epochs == 2, path
@@ -146,3 +146,13 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
             assert cfg.train.phases[0].p_min == 0.3, path
             checked.append(path.stem)
     assert {"batch_size", "ablations", "search", "quickstart", "memorisation"} <= set(checked)
+
+
+def test_the_study_preset_is_tiny_cpu_with_a_two_epoch_warm_up_and_the_published_first_phase():
+    """experiment=tiny_cpu_study restates tiny_cpu's phases (Hydra replaces lists whole): it must
+    stay tiny_cpu with train.sft.epochs=2 and train.phases.0.p_min=0.3, to the config hash."""
+    from ttt_lab.config.load import load
+
+    study = load(["experiment=tiny_cpu_study"])
+    spelled = load(["experiment=tiny_cpu", "train.sft.epochs=2", "train.phases.0.p_min=0.3"])
+    assert study.config_hash == spelled.config_hash
