@@ -135,6 +135,12 @@ def sweep_(
                                          "nothing.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the named studies (./sweeps, --config-dir folders, "
                                         "the package) and where each comes from; run nothing.")] = False,
+    until_settled: Annotated[bool, typer.Option("--until-settled", help="Run the study's seeds, then add seeds to "
+                                                "every condition while a comparison is unresolved (decisions stay "
+                                                "valid over the repeated looks); re-running continues.")] = False,
+    max_seeds: Annotated[int | None, typer.Option("--max-seeds", min=2, help="With --until-settled: the most seeds "
+                                                  "per condition (default: the study's max_seeds, else 4x its "
+                                                  "seeds).")] = None,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -148,7 +154,7 @@ def sweep_(
         if list_:
             return list_studies(_console())
         return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout,
-                     launcher, wait, status)
+                     launcher, wait, status, until_settled=until_settled, max_seeds=max_seeds)
 
     code = _run(body)
     if code:

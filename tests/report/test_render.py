@@ -46,10 +46,10 @@ def test_results_are_mean_and_t_interval_over_seeds_per_condition():
 def test_report_has_every_section_and_flags_the_collapsed_run(tmp_path):
     report = build(study(), with_audits=False)
     titles = [s.title for s in report.sections]
-    assert titles == ["Study 'bs'", "Verdict", "Results", "Learning curves", "Stability flags", "Reproduce"]
+    assert titles == ["Study 'bs'", "Answer", "Results", "Learning curves", "Stability flags", "Reproduce"]
     stab = next(s for s in report.sections if s.title == "Stability flags")
     assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 5  # header, one flag, rules
-    index, md = write(report, tmp_path)
+    index, md, *_data = write(report, tmp_path)
     page = index.read_text()
     assert page.count("<svg") == len(report.svgs) > 0
     assert "ttt-lab reproduce run3" in page and "Published figures" in page
@@ -111,36 +111,51 @@ def _draws(rng, p: float, seeds: int, games: int = 100) -> list[float]:
     return [sum(rng.random() < p for _ in range(games)) / games for _ in range(seeds)]
 
 
-def test_the_verdict_sees_no_difference_between_conditions_drawn_from_one_distribution():
-    import random
+def _answer(study):
+    from ttt_lab.report.render import Report, verdict_section
 
-    from ttt_lab.report.render import verdict_section
+    report = Report(study)
+    return verdict_section(report), report
+
+
+def test_conditions_from_one_distribution_are_equivalent_or_unresolved_never_just_noise():
+    import random
 
     rng = random.Random(7)
-    section = verdict_section(seeded_study({str(b): _draws(rng, 0.8, 3) for b in (64, 128, 256)}))
-    assert "No condition differs from the best" in section.markdown
-    assert "Welch t over 3 and 3 seeds" in section.markdown
+    section, report = _answer(seeded_study({str(b): _draws(rng, 0.8, 3) for b in (64, 128, 256)}))
+    decisions = {c.decision for c in report.answer.comparisons}
+    assert decisions <= {"equivalent", "unresolved"}
+    assert "beyond noise" not in section.markdown
+    for c in report.answer.comparisons:
+        if c.decision == "unresolved":
+            assert f"{c.condition} is unresolved after 3 seeds" in section.markdown
+            assert c.seeds_needed is not None and c.seeds_needed > 3
+    assert "decisions.svg" in report.svgs
 
 
-def test_the_verdict_names_a_real_difference_over_seeds_and_over_games():
+def test_the_answer_names_a_real_difference_with_its_interval(tmp_path):
+    import json
     import random
 
-    from ttt_lab.report.render import verdict_section
-    from ttt_lab.report.verdict import verdict
+    from ttt_lab.report.render import build, write
 
     rng = random.Random(3)
     study3 = seeded_study({"64": _draws(rng, 0.55, 3), "128": _draws(rng, 0.9, 3), "256": _draws(rng, 0.9, 3)})
-    v = verdict(study3.conditions(), "eval/optimal/draw_rate")
-    assert v.reference == "batch_size=128"
-    differs = {c.condition: c.differs for c in v.comparisons}
-    assert differs == {"batch_size=64": True, "batch_size=256": False}
-    assert "batch_size=64 differs from batch_size=128" in verdict_section(study3).markdown
-    one_seed = verdict(seeded_study({"64": [0.55], "128": [0.90]}, games=400).conditions(), "eval/optimal/draw_rate")
-    (c,) = one_seed.comparisons
-    assert c.test == "Fisher exact over 400 and 400 games" and c.differs
-    assert c.needed.startswith("about ") and c.needed.endswith("games per condition")
-    assert any(s.startswith("Caution: with 1 seed per condition") for s in one_seed.sentences())
-    assert not any(s.startswith("Caution") for s in v.sentences())  # 3 seeds: the test sees training noise
+    section, report = _answer(study3)
+    assert report.answer.reference == "batch_size=128"
+    by = {c.condition: c for c in report.answer.comparisons}
+    assert by["batch_size=64"].decision == "differs" and by["batch_size=64"].hi < 0
+    assert by["batch_size=64"].paired
+    assert "batch_size=64 differs" in section.markdown
+    paths = write(build(study3, with_audits=False), tmp_path)
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    assert {c["condition"]: c["decision"] for c in verdict["comparisons"]}["batch_size=64"] == "differs"
+    assert set(verdict["comparisons"][0]) >= {"condition", "reference", "metric", "difference", "lo", "hi", "test",
+                                              "paired", "p", "p_holm", "margin", "decision", "seeds", "seeds_needed",
+                                              "looks"}
+    rows = (tmp_path / "results.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + 9 and rows[0].startswith("trial,condition,seed,overrides")
+    assert tmp_path / "verdict.json" in paths
 
 
 def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparisons():

@@ -32,5 +32,18 @@ def report(study: str, out: str | None, console: Console, overrides: list[str] |
     conds = data.conditions()
     console.print(f"report of '{data.name}': {len(conds)} condition(s), {sum(map(len, conds.values()))} finished "
                   f"trial(s){'; PARTIAL: ' + '; '.join(data.problems) if data.problems else ''}", highlight=False)
-    console.print(f"wrote {paths[0]} and {paths[1]} (+ figures/)", highlight=False)
+    console.print(f"wrote {paths[0]} and {paths[1]} (+ figures/, verdict.json, results.csv)", highlight=False)
+    if built.answer is not None:
+        from ttt_lab.report.decisions import sentences
+
+        for line in sentences(built.answer):
+            console.print(line, highlight=False, markup=False)
+    _log_to_parent(store, data.parent_id, paths)
     return paths[0]
+
+
+def _log_to_parent(store, parent_id: str, paths: list[Path]) -> None:
+    """The report's files as artifacts of the study's parent run (under report/)."""
+    for p in paths:
+        if p.suffix in (".json", ".csv", ".md", ".html"):
+            store.client.log_artifact(parent_id, str(p), "report")

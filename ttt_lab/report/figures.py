@@ -86,3 +86,44 @@ def aggregate(curves: list[list[tuple[int, float]]], scale: float = 1.0) -> list
         vals = [d[s] for d in by_step]
         out.append((s * scale, sum(vals) / len(vals), min(vals), max(vals)))
     return out
+
+
+def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], margin: float, unit: float = 100.0
+                ) -> str:
+    """One line per comparison: its difference (dot) and interval (bar), with 0 and the ±margin band
+    marked; `rows` = [(label, difference, low, high, decision)], values multiplied by `unit`."""
+    row_h, left, right = 26, 230, 120
+    h = PAD_T + 30 + row_h * max(1, len(rows)) + PAD_B
+    vals = [v * unit for _, d, lo, hi, _ in rows for v in (d, lo, hi) if math.isfinite(v)] + [
+        -1.5 * margin * unit, 1.5 * margin * unit]
+    x0, x1 = min(vals), max(vals)
+    pad = 0.05 * (x1 - x0 or 1)
+    x0, x1 = x0 - pad, x1 + pad
+
+    def sx(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * (W - left - right)
+
+    top, bottom = PAD_T + 24, h - PAD_B
+    parts = [f'<text x="{left}" y="15" font-size="12" font-weight="bold">{html.escape(title)}</text>',
+             f'<rect x="{sx(-margin * unit):.1f}" y="{top}" width="{sx(margin * unit) - sx(-margin * unit):.1f}" '
+             f'height="{bottom - top}" fill="#3c9d5d" fill-opacity="0.12"><title>±margin</title></rect>',
+             f'<line x1="{sx(0):.1f}" y1="{top}" x2="{sx(0):.1f}" y2="{bottom}" stroke="#555"/>',
+             f'<line x1="{left}" y1="{bottom}" x2="{W - right}" y2="{bottom}" stroke="#888"/>',
+             f'<text x="{(left + W - right) / 2}" y="{h - 4}" font-size="11" text-anchor="middle">difference from '
+             f"the reference (points); shaded: ±margin</text>"]
+    for t in _ticks(x0, x1):
+        parts.append(f'<text x="{sx(t):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle">{t:.3g}</text>')
+    colours = {"differs": "#d1603d", "equivalent": "#3c9d5d"}
+    for i, (label, d, lo, hi, decision) in enumerate(rows):
+        y = top + row_h * (i + 0.5)
+        colour = colours.get(decision, "#6b6b6b")
+        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
+                     f"{html.escape(label[:34])}<title>{html.escape(label)}</title></text>")
+        if all(math.isfinite(v) for v in (d, lo, hi)):
+            parts.append(f'<line x1="{sx(lo * unit):.1f}" y1="{y:.1f}" x2="{sx(hi * unit):.1f}" y2="{y:.1f}" '
+                         f'stroke="{colour}" stroke-width="2"/><circle cx="{sx(d * unit):.1f}" cy="{y:.1f}" r="4" '
+                         f'fill="{colour}"/>')
+        parts.append(f'<text x="{W - right + 8}" y="{y + 4:.1f}" font-size="11" fill="{colour}">'
+                     f"{html.escape(decision)}</text>")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img" '
+            f'aria-label="{html.escape(title)}">{"".join(parts)}</svg>')

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean
+from typing import Any
 
 from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
@@ -51,6 +52,8 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     svgs: dict[str, str] = field(default_factory=dict)
     """File name -> SVG text (for the Markdown twin)."""
+    answer: Any = None
+    """The decisions (`ttt_lab.report.decisions.Answer`), once the answer section is built."""
 
 
 def objective(study: Study) -> str:
@@ -140,25 +143,12 @@ def results(study: Study) -> Section:
                                Para(ref_note, "note"), Table(ref_head, ref_rows)])
 
 
-def verdict_section(study: Study) -> Section:
-    """The study's question answered: ranking, tests against the reference, data needed."""
-    from ttt_lab.report.verdict import ALPHA, verdict
+def verdict_section(report: Report) -> Section:
+    """The study's question answered: a decision per comparison, its difference and interval."""
+    from ttt_lab.report.decisions import answer, section_blocks
 
-    objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": objective(study), "direction": "maximize"}]
-    v = verdict(study.conditions(), objs[0]["metric"], objs[0].get("direction", "maximize"),
-                study.tags.get(keys.BASELINE, ""))
-    blocks: list = [Para(text) for text in v.sentences()]
-    rows = [[c.condition, v.reference, f"{100 * c.difference:+.1f}", c.test,
-             "-" if c.p != c.p else f"{c.p:.3g} -> {c.p_holm:.3g}", "yes" if c.differs else "no", c.needed or "-"]
-            for c in v.comparisons]
-    if rows:
-        blocks.append(Table(["condition", "compared with", "difference (points)", "test", "p -> Holm",
-                             f"differs (p < {ALPHA:g})", "to resolve a difference this size"], rows))
-    blocks.append(Para("Over seeds (Welch's t) when both conditions have 3+ seeds, else over the pooled games "
-                       "(Fisher's exact test); p-values corrected for the number of comparisons (Holm). The last "
-                       "column: the seeds (or games) per condition a two-sided 5 % test needs to find a difference "
-                       "of the observed size 80 % of the time.", "note"))
-    return Section("Verdict", blocks)
+    report.answer = answer(report.study)
+    return Section("Answer", section_blocks(report.answer, report.svgs))
 
 
 def curves(report: Report) -> Section:
@@ -271,7 +261,7 @@ def policy_section(study: Study) -> Section:
 def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = None,
           trust_code: bool = False) -> Report:
     report = Report(study)
-    report.sections = [header(study), verdict_section(study), results(study), curves(report), stability(study, c)]
+    report.sections = [header(study), verdict_section(report), results(study), curves(report), stability(study, c)]
     if with_audits:
         report.sections.append(audits(study, trust_code))
     report.sections.append(reproduce(study))
@@ -319,6 +309,12 @@ def write(report: Report, out: Path) -> list[Path]:
     paths = [out / "index.html", out / "report.md"]
     for p, template in zip(paths, ("report.html.j2", "report.md.j2"), strict=True):
         atomic.write_text(p, render(template, **context))
+    if report.answer is not None:
+        from ttt_lab.report.decisions import results_csv, verdict_json
+
+        atomic.write_text(out / "verdict.json", verdict_json(report.answer))
+        atomic.write_text(out / "results.csv", results_csv(report.study))
+        paths += [out / "verdict.json", out / "results.csv"]
     return paths
 
 

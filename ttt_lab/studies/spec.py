@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ PRUNERS = {"none": (), "median": ("n_startup_trials", "n_warmup_steps"),
 """Each sampler and pruner with the settings it takes (anything else is a typo, refused)."""
 DIRECTIONS = ("maximize", "minimize")
 DEFAULT_METRIC = "eval/optimal/draw_rate"
+DEFAULT_MARGIN = 0.05
+"""The smallest difference that matters unless a study says otherwise: five points of a rate."""
 
 
 class StudyError(TttLabError):
@@ -49,13 +52,23 @@ class StudySpec:
     baseline: str = ""
     """The condition the report compares every other one with (e.g. `ablation=none`); empty:
     the best condition on the objective."""
+    margin: float = DEFAULT_MARGIN
+    """The smallest difference that matters, in the objective's units: two conditions whose
+    difference's interval lies inside ±margin are equivalent."""
+    max_seeds: int | None = None
+    """`--until-settled`: the most seeds per condition it may run (default: four times the study's)."""
 
     def key(self) -> str:
         """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
-        for k in ("name", "source", "workers", "question", "baseline"):
+        for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds"):
             d.pop(k)
+        if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
+            d["params"]["seed"] = "*"
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+
+    def _validate_margin(self) -> None:
+        check_margin(self.margin, self.objectives[0].metric, self.source)
 
     def validate(self) -> StudySpec:
         from ttt_lab.names import check_name
@@ -73,14 +86,28 @@ class StudySpec:
         _check_settings("pruner", self.pruner, PRUNERS)
         if not self.objectives:
             raise StudyError("a study needs at least one objective (metric and direction).")
+        self._validate_margin()
         for o in self.objectives:
             if o.direction not in DIRECTIONS:
                 raise StudyError(f"objective direction {o.direction!r} for {o.metric} is not maximize or minimize.")
         if not isinstance(self.workers, int) or self.workers < 1:
             raise StudyError(f"workers must be a positive whole number, not {self.workers!r}.")
+        if self.max_seeds is not None and (isinstance(self.max_seeds, bool) or not isinstance(self.max_seeds, int)
+                                           or self.max_seeds < 2):
+            raise StudyError(f"max_seeds {self.max_seeds!r} ({self.source}) must be a whole number of at least 2.")
         if self.pruner["name"] != "none" and len(self.objectives) > 1:
             raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
         return self
+
+
+def check_margin(margin: object, metric: str, where: str) -> None:
+    rate = metric.endswith("_rate")
+    ok = isinstance(margin, int | float) and not isinstance(margin, bool) and 0 < margin < (1 if rate else math.inf)
+    if not ok:
+        limit = "between 0 and 1 (exclusive) for a rate such as " + metric if rate else "above 0"
+        raise StudyError(f"margin {margin!r} ({where}) is not a usable smallest difference that matters: it must be "
+                         f"{limit}, in the objective's units (e.g. margin: 0.05 for five points of a rate; "
+                         f"default {DEFAULT_MARGIN}).")
 
 
 def _check_settings(kind: str, given: dict[str, Any], known: dict[str, tuple[str, ...]]) -> None:
@@ -124,9 +151,10 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
 
 
 FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
-             "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str}
+             "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
+             "margin": (float, int), "max_seeds": int}
 """The keys of a study file and the YAML shape each must have."""
-SHAPE_NAMES = {str: "string", int: "whole number", dict: "mapping", list: "list"}
+SHAPE_NAMES = {str: "string", int: "whole number", float: "number", dict: "mapping", list: "list"}
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -175,7 +203,8 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         question=raw.get("question") or "", kind=kind, n_trials=n_trials or raw.get("n_trials"),
         sampler={"name": "tpe", "seed": 0} | (raw.get("sampler") or {}),
         pruner={"name": "none"} | (raw.get("pruner") or {}), objectives=objectives or [Objective()],
-        workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "")
+        workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "",
+        margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"))
     return spec.validate()
 
 

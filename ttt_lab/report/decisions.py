@@ -1,0 +1,133 @@
+"""The study's answer as decisions: each condition against the reference on the objective —
+differs, equivalent or unresolved (`ttt_lab.studies.decision`) — as a section that leads the
+report, a forest plot, and as data: `verdict.json` and `results.csv`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from statistics import fmean
+
+from ttt_lab.pages import Figures, Para, Table
+from ttt_lab.report import figures
+from ttt_lab.report.collect import FINAL_METRICS, Study, spec_of
+from ttt_lab.studies.decision import ALPHA, DIFFERS, EQUIVALENT, UNRESOLVED, Comparison, decide
+from ttt_lab.studies.spec import DEFAULT_MARGIN
+from ttt_lab.tracking import keys
+
+
+@dataclass
+class Answer:
+    metric: str
+    direction: str
+    reference: str
+    margin: float
+    looks: list[int]
+    max_seeds: int | None
+    means: dict[str, tuple[float, int]]
+    """condition -> (mean over seeds, seeds)."""
+    comparisons: list[Comparison]
+    declared: bool = False
+    """The reference is the study's declared baseline (else the best condition)."""
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "direction": self.direction, "reference": self.reference,
+                "margin": self.margin, "alpha": ALPHA, "looks": self.looks, "max_seeds": self.max_seeds,
+                "method": "paired t over shared seeds (Welch otherwise), TOST within ±margin, Holm across "
+                          "comparisons, Pocock-type Lan-DeMets alpha spending across looks",
+                "conditions": {c: {"mean": m, "seeds": n} for c, (m, n) in self.means.items()},
+                "comparisons": [c.as_dict() for c in self.comparisons]}
+
+
+def _float(text: str | None, default: float) -> float:
+    try:
+        return float(text) if text else default
+    except ValueError:
+        return default
+
+
+def answer(study: Study) -> Answer:
+    objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": "eval/optimal/draw_rate", "direction": "maximize"}]
+    metric, direction = objs[0]["metric"], objs[0].get("direction", "maximize")
+    by_cond = {c: {t.seed: t.metrics[metric] for t in ts if metric in t.metrics}
+               for c, ts in study.conditions().items()}
+    by_cond = {c: v for c, v in by_cond.items() if v}
+    means = {c: (fmean(v.values()), len(v)) for c, v in by_cond.items()}
+    margin = _float(study.tags.get(keys.MARGIN), DEFAULT_MARGIN)
+    looks = [int(x) for x in study.tags.get(keys.LOOKS, "").split(",") if x.strip().isdigit()]
+    max_seeds = int(_float(study.tags.get(keys.MAX_SEEDS), 0)) or None
+    if not means:
+        return Answer(metric, direction, "-", margin, looks, max_seeds, {}, [])
+    baseline = study.tags.get(keys.BASELINE, "")
+    sign = 1 if direction == "maximize" else -1
+    reference = baseline if baseline in means else max(means, key=lambda c: sign * means[c][0])
+    comps = decide(by_cond, reference, metric=metric, margin=margin, looks=looks or None, max_seeds=max_seeds)
+    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps, reference == baseline)
+
+
+def sentences(a: Answer) -> list[str]:
+    if len(a.means) < 2:
+        return [f"Only one condition ({a.reference}) finished: nothing to compare."]
+    kind = "the declared baseline" if a.declared else "the best"
+    out = [f"Each condition against {kind} ({a.reference}, {100 * a.means[a.reference][0]:.1f} on {a.metric}); "
+           f"a difference smaller than ±{100 * a.margin:g} points does not matter (the study's margin)."]
+    for c in a.comparisons:
+        span = f"{100 * c.difference:+.1f} points [{100 * c.lo:+.1f}, {100 * c.hi:+.1f}]"
+        if c.decision == DIFFERS:
+            out.append(f"{c.condition} differs: {span}.")
+        elif c.decision == EQUIVALENT:
+            out.append(f"{c.condition} is equivalent (within ±{100 * a.margin:g}): {span}.")
+        else:
+            need = f"about {c.seeds_needed} seeds per condition would settle it" if c.seeds_needed else \
+                "more seeds are needed to settle it"
+            out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {span}; {need}.")
+    if any(c.decision == UNRESOLVED for c in a.comparisons):
+        out.append("`ttt-lab sweep STUDY --until-settled` adds seeds until every comparison is settled.")
+    return out
+
+
+def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
+    blocks: list = [Para(s) for s in sentences(a)]
+    if a.comparisons:
+        svg = figures.forest_plot(f"{a.metric}: each condition minus {a.reference}",
+                                  [(c.condition, c.difference, c.lo, c.hi, c.decision) for c in a.comparisons],
+                                  a.margin)
+        svgs["decisions.svg"] = svg
+        blocks.append(Figures([("Decisions: difference and interval per comparison", svg, "decisions.svg")]))
+        rows = [[c.condition, f"{100 * c.difference:+.1f}", f"[{100 * c.lo:+.1f}, {100 * c.hi:+.1f}]", c.decision,
+                 "paired" if c.paired else "unpaired", str(c.seeds), _p(c.p_holm),
+                 str(c.seeds_needed or "-") if c.decision == UNRESOLVED else "-"]
+                for c in a.comparisons]
+        blocks.append(Table(["condition", "difference (points)", "interval", "decision", "design", "seeds",
+                             "p (Holm)", "seeds to settle"], rows))
+    looks = ", ".join(map(str, a.looks)) if a.looks else "one"
+    blocks.append(Para(f"Decisions: differs when the interval excludes 0, equivalent when the two one-sided tests' "
+                       f"interval lies inside ±margin ({a.margin:g}); paired t over the seeds both conditions ran "
+                       f"(Welch where they differ), Holm across comparisons, error rate {ALPHA:g} spent over the "
+                       f"looks ({looks}; Lan-DeMets Pocock-type spending). verdict.json and results.csv beside "
+                       "this page hold the same answer as data.", "note"))
+    return blocks
+
+
+def _p(p: float) -> str:
+    return "-" if not math.isfinite(p) else f"{p:.3g}"
+
+
+def verdict_json(a: Answer) -> str:
+    return json.dumps(a.as_dict(), indent=2, sort_keys=False) + "\n"
+
+
+def results_csv(study: Study) -> str:
+    """One row per trial: overrides, seed, final metrics, config hash, run id."""
+    names = sorted({m for t in study.trials for m in t.metrics if m.startswith(("eval/", "audit/"))} | set(
+        FINAL_METRICS))
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["trial", "condition", "seed", "overrides", "status", "config_hash", "run_id", *names])
+    for t in study.trials:
+        w.writerow([t.number, t.condition, t.seed, " ".join(t.overrides), t.state, t.tags.get(keys.CONFIG_HASH, ""),
+                    t.run_id, *(t.metrics.get(m, "") for m in names)])
+    return buf.getvalue()
