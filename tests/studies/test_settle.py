@@ -1,0 +1,74 @@
+"""`ttt-lab sweep --until-settled` and the inputs it refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli
+from ttt_lab.studies.settle import seeds_for, with_seeds
+from ttt_lab.studies.spec import from_args
+
+
+def _nothing_written(home: Path) -> bool:
+    return not (home / "optuna.db").exists() and not (home / "reports").exists()
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["batch_size=8,16", "experiment=smoke", "--until-settled"], "a grid without seeds"),
+    (["batch_size=8,16", "seed=0", "experiment=smoke", "--until-settled"], "a grid without seeds"),
+    (["batch_size=8,16", "seed=0,1", "experiment=smoke", "--max-seeds", "4"], "--max-seeds bounds --until-settled"),
+    (["batch_size=8,16", "seed=0,1,2", "experiment=smoke", "--until-settled", "--max-seeds", "2"],
+     "fewer than the 3"),
+])
+def test_until_settled_refuses_a_study_it_cannot_settle_before_any_work(home: Path, args: list[str],
+                                                                        says: str) -> None:
+    out = cli("sweep", *args, check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert says in " ".join(out.stderr.split()) and "Traceback" not in out.stderr
+    assert _nothing_written(home)
+
+
+@pytest.mark.parametrize("margin", ["0", "-0.1", "1", "1.5", "'x'"])
+def test_a_margin_outside_the_objectives_range_is_refused(home: Path, tmp_path: Path, margin: str) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_text(f"name: m\nmargin: {margin}\nparams:\n  batch_size: 8,16\n  seed: 0,1\n"
+                 "overrides: [experiment=smoke]\n")
+    out = cli("sweep", str(f), "--dry-run", check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    text = " ".join(out.stderr.split())
+    assert "margin" in text and "Traceback" not in out.stderr
+    assert _nothing_written(home)
+
+
+def test_exact_mode_for_a_player_that_cannot_give_its_distribution_is_refused(home: Path) -> None:
+    out = cli("eval", "player=openai", "eval.mode=exact", check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    text = " ".join(out.stderr.split())
+    assert "eval.mode=exact" in text and "eval.mode=sampled" in text and "Traceback" not in out.stderr
+    assert not list(home.glob("evals/*"))
+
+
+def test_seeds_are_added_after_the_studys_own_and_keep_its_identity() -> None:
+    spec = from_args(["batch_size=8,16", "seed=3,5", "experiment=smoke"])
+    assert seeds_for([3, 5], 5) == [3, 5, 6, 7, 8]
+    assert with_seeds(spec, seeds_for([3, 5], 4)).params["seed"] == "3,5,6,7"
+    assert with_seeds(spec, [3, 5, 6]).key() == spec.key()
+    assert from_args(["batch_size=8,32", "seed=3,5", "experiment=smoke"]).key() != spec.key()
+
+
+def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
+    """Two conditions that cannot differ (the transcript setting changes no number): equivalent at
+    the first look, recorded for the report; running it again takes no new trial."""
+    args = ["eval.transcript=true,false", "seed=0,1", "experiment=smoke", "--name", "same"]
+    out = cli("sweep", *args, "--until-settled", "--max-seeds", "4")
+    assert "equivalent" in out.stdout and "settled after 2 seeds per condition" in out.stdout, out.stdout
+    again = cli("sweep", *args, "--until-settled", "--max-seeds", "4")
+    assert "every trial is done already" in again.stdout
+    cli("report", "same")
+    verdict = json.loads((home / "reports" / "same" / "verdict.json").read_text())
+    assert verdict["looks"] == [2] and verdict["max_seeds"] == 4
+    (c,) = verdict["comparisons"]
+    assert c["decision"] == "equivalent" and c["difference"] == 0.0 and c["paired"]
