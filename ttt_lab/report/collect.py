@@ -19,7 +19,8 @@ FINAL_METRICS = (
     "eval/optimal/format_rate", "eval/random/reward", "eval/optimal/reward",
 )
 CURVES = ("train/reward", "train/reward_std", "train/frac_reward_zero_std", "train/entropy",
-          "train/game/invalid_per_game", "train/game/format_rate", "train/grad_norm", "eval/optimal/draw_rate")
+          "train/game/invalid_per_game", "train/game/format_rate", "train/game/optimal_move_rate", "train/grad_norm",
+          "eval/optimal/draw_rate")
 PHASE = "train/phase"
 """The phase index of every logged step: stability rules compare within a phase, curves mark
 where one phase ends and the next begins."""

@@ -10,6 +10,23 @@ from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
 
 
+def optimal_moves(games: list[GameRecord]) -> tuple[int, int]:
+    """(model moves that keep the game's value, model moves): the solver's verdict on every move,
+    free to compute, a measure of skill the reward against a weak opponent does not see."""
+    from ttt_lab.game.solver import table
+
+    t = table()
+    kept = total = 0
+    for g in games:
+        state = 0
+        for who, cell in g.moves:
+            if who == "model":
+                total += 1
+                kept += cell in t.optimal[state]
+            state = t.children[state][cell]
+    return kept, total
+
+
 def game_metrics(games: list[GameRecord]) -> dict[str, float]:
     n = len(games)
     if not n:
@@ -17,11 +34,13 @@ def game_metrics(games: list[GameRecord]) -> dict[str, float]:
     wins = sum(g.outcome == WIN for g in games)
     draws = sum(g.outcome == DRAW for g in games)
     turns = sum(g.model_turns for g in games)
+    kept, moves = optimal_moves(games)
     return {
         "game/win_rate": wins / n, "game/draw_rate": draws / n, "game/loss_rate": (n - wins - draws) / n,
         "game/invalid_per_game": sum(g.invalid_moves for g in games) / n,
         "game/format_rate": sum(g.messages_in_format for g in games) / turns if turns else 0.0,
         "game/turns": turns / n,
+        "game/optimal_move_rate": kept / moves if moves else 0.0,
     }
 
 
