@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-slow test-vllm test-verifiers wheel-smoke run bench lint clean
+.PHONY: help install test test-slow test-vllm test-verifiers wheel-smoke run bench lint docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ttt-lab needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev]' 2>&1 | grep -v "is ignored" || true
-	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,docs]' 2>&1 | grep -v "is ignored" || true
+	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis, mkdocs, mypy'
 	touch $(STAMP)
 
 install: $(STAMP)  ## create/update the virtual environment (.venv)
@@ -87,8 +87,14 @@ bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tra
 	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_train.py
 
-lint: $(STAMP)  ## ruff
+# mypy: the Python API strictly (its types are what users see), the rest of the package as far as
+# it is annotated (functions without annotations are not checked).
+lint: $(STAMP)  ## ruff and mypy
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+docs: $(STAMP)  ## the documentation site in site/ (mkdocs build --strict; reference pages generated from the code)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:  ## remove the virtual environment and caches (keeps runs/)
-	rm -rf $(VENV) $(WHEEL_VENV) dist build .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(WHEEL_VENV) dist build site .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -24,12 +24,15 @@ from ttt_lab.config.load import Loaded, using_config_dirs
 from ttt_lab.errors import TttLabError
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.console import Console
 
     from ttt_lab.audit.checks import Audit
+    from ttt_lab.config.schema import Config
     from ttt_lab.evaluation.suite import SuiteResult
     from ttt_lab.evaluation.summary import Paired, Summary
     from ttt_lab.report.collect import Study
+    from ttt_lab.tracking.store import Store
 
 ConfigLike = Loaded | Sequence[str] | None
 """A loaded config, or the overrides to load one with (None: the defaults)."""
@@ -266,7 +269,7 @@ class ReportResult:
         return self.paths[0]
 
 
-def _store(overrides: Sequence[str] | None):
+def _store(overrides: Sequence[str] | None) -> tuple[Config, Store]:
     from ttt_lab.tracking.store import open_store
 
     cfg = load_config(overrides).cfg
@@ -326,7 +329,7 @@ class Export:
         """One flat dict per trial: the fields, then one column per metric."""
         return [r.flat() for r in self.rows]
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per trial."""
         import pandas as pd
 
