@@ -65,7 +65,7 @@ class PolicyAuditConfig:
     """WARN above this share of games where the policy lets the opponent fork."""
     tree: bool = True
     """Also play the policy against every opponent reply at every turn (`tree.lines_not_held`):
-    exact for a greedy policy, about 800 games for a trained tiny model (20-50 s on 2 cores)."""
+    exact for a greedy policy; the audit's slowest part (timings: docs/benchmarks.md)."""
 
 
 @dataclass

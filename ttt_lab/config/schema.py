@@ -114,9 +114,8 @@ class ModelConfig:
     releases: ~280 tokens a game). Kept for comparison and to rerun older runs."""
     attention: str = "auto"
     """transformers' attention kernel for training and rollouts: eager | sdpa | auto. auto: eager on
-    a CPU, where games are short (measured on 2 AVX2 cores, 4 heads of 32: eager 2.7 ms vs SDPA's
-    flash kernel 5.2 ms per layer for 256 games feeding 11 tokens over 40, 0.55 vs 0.70 ms decoding
-    one token, 1.5 vs 2.2 ms for a training pass of 32 games of 60 tokens); sdpa on a GPU."""
+    a CPU, where short games make it faster than SDPA's flash kernel; sdpa on a GPU (timings:
+    docs/benchmarks.md, "Kernels and precision")."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 
 
@@ -201,9 +200,8 @@ class TrainConfig:
     with AVX512-BF16 or AMX), else fp32, saying so in one line."""
     compile: str = "auto"
     """torch.compile the model for SFT and RL updates (the trainer's `torch_compile`): true | false |
-    auto. auto: off, saying why in one line. Measured on a 2-core AVX2 CPU: the tiny model's
-    forward+backward went from 0.62 to 0.57 s per pass of 32 games for 88 s of compiling, a loss for
-    any run of minutes; not yet measured on a GPU (true to try it there)."""
+    auto. auto: off, saying why in one line: on a CPU compiling costs more than it saves in a run
+    of minutes (docs/benchmarks.md); not yet measured on a GPU (true to try it there)."""
     processes: int = 1
     """Training processes on this machine (torch.distributed through accelerate: gloo on CPU, one
     GPU each with NCCL): each RL update's batch_size games are split into whole GRPO groups, each

@@ -77,8 +77,7 @@ def generation_model(model, bf16: bool) -> tuple[torch.nn.Module, bool]:
     """The model that writes the replies, and whether it runs under bf16 autocast. On a CPU, a
     bf16 run generates with a bf16 copy of the fp32 master weights: autocast casts every weight
     again at every decoding step, which costs more than the step's matmuls for a small model
-    (measured on the tiny model, AVX512-BF16: 128 games in 2.3 s under autocast, 1.8 s with the
-    copy, 2.7 s in fp32). The copy is made per call, so it always holds the current weights."""
+    (docs/benchmarks.md, "Kernels and precision"). The copy is made per call, so it always holds the current weights."""
     import copy
 
     weights = next(model.parameters())

@@ -67,8 +67,8 @@ def use_compile(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
     if choice != "auto":
         return choice == "true"
     if say is not None:
-        say(f"train.compile=auto: not compiling on {cfg.model.device} (measured on CPU: ~8 % faster updates for "
-            "~90 s of compiling; train.compile=true forces it)")
+        say(f"train.compile=auto: not compiling on {cfg.model.device} (on a CPU compiling costs more than it "
+            "saves in a run of minutes; train.compile=true forces it)")
     return False
 
 
