@@ -78,7 +78,7 @@ def test_unknown_short_name_suggests() -> None:
 @pytest.mark.parametrize(
     ("overrides", "words"),
     [
-        (["opponent=nope"], "Choose one of: minimax, minimax_fast, minimax_first, random"),
+        (["opponent=nope"], "Choose one of: exploiter, minimax, minimax_fast, minimax_first, random"),
         (["env.nokey=1"], "env.nokey"),
         (["env.max_model_turns=abc"], "could not be converted to Integer"),
         (["experiment=nope"], "published"),
