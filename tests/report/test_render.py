@@ -48,7 +48,7 @@ def test_report_has_every_section_and_flags_the_collapsed_run(tmp_path):
     titles = [s.title for s in report.sections]
     assert titles == ["Study 'bs'", "Answer", "Results", "Learning curves", "Stability flags", "Reproduce"]
     stab = next(s for s in report.sections if s.title == "Stability flags")
-    assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 5  # header, one flag, rules
+    assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 6  # header, one flag, rules
     index, md, *_data = write(report, tmp_path)
     page = index.read_text()
     assert page.count("<svg") == len(report.svgs) > 0
@@ -198,3 +198,23 @@ def test_a_stored_user_opponent_is_not_imported_without_trust_code(tmp_path, mon
     assert "--trust-code" in section.markdown and not marker.exists()
     trusted = audits(s, trust_code=True)
     assert marker.exists() and "Opponent audit" in trusted.markdown
+
+
+def test_aggregates_follow_agarwal_et_al_and_bound_what_they_estimate():
+    import random
+
+    from ttt_lab.report.aggregates import aggregates, profile
+
+    rng = random.Random(5)
+    by_cond = {"a": {s: 0.9 + 0.01 * rng.random() for s in range(6)}, "b": {s: 0.5 + 0.01 * s for s in range(6)}}
+    got = {g.condition: g for g in aggregates(by_cond, "b")}
+    a = got["a"]
+    assert a.iqm_lo <= a.iqm <= a.iqm_hi and 0.9 <= a.iqm <= 0.91
+    assert a.improvement == 1.0 and a.improvement_lo == 1.0  # every run of a beats every run of b
+    b = got["b"]
+    assert b.improvement != b.improvement  # the reference is not compared with itself (nan)
+    sorted_b = sorted(by_cond["b"].values())
+    assert b.iqm == pytest.approx(sum(sorted_b[1:5]) / 4, abs=0.01)
+    prof = profile(by_cond, points=11)
+    assert prof["a"][0][1] == 1.0 and prof["b"][-1][1] == 0.0
+    assert all(x[1] >= y[1] for x, y in zip(prof["b"], prof["b"][1:]))  # shares fall as the threshold rises

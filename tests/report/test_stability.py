@@ -67,3 +67,15 @@ def test_a_reward_that_never_falls_30_percent_below_its_best_never_collapses(val
     out = flags({"train/reward": curve(values)})
     if all(v >= best * 0.7 for v in values):
         assert out == []
+
+
+def test_reward_won_with_moves_that_give_the_game_away_is_flagged_within_a_phase():
+    from ttt_lab.report.stability import flags
+
+    steps = range(20)
+    rising = [(s, 0.5 + 0.02 * s) for s in steps]
+    skill_falls = [(s, 0.95 - 0.01 * s) for s in steps]
+    skill_holds = [(s, 0.95 + 0.001 * (s % 2)) for s in steps]
+    found = flags({"train/reward": rising, "train/game/optimal_move_rate": skill_falls})
+    assert [f.rule for f in found] == ["reward_without_skill"] and "0.95" in found[0].detail
+    assert flags({"train/reward": rising, "train/game/optimal_move_rate": skill_holds}) == []

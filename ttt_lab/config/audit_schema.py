@@ -86,6 +86,9 @@ class StabilityConfig:
     """Format rate falling this much below its best."""
     spike_factor: float = 10.0
     """Divergence: a grad_norm above this many times the run's median."""
+    skill_drop: float = 0.05
+    """Reward without skill: within a phase the reward rises while the share of value-keeping moves
+    falls by more than this (first quarter against last)."""
 
 
 @dataclass

@@ -32,14 +32,28 @@ class Answer:
     comparisons: list[Comparison]
     declared: bool = False
     """The reference is the study's declared baseline (else the best condition)."""
+    values: dict[str, dict[int, float]] | None = None
+    """condition -> seed -> objective."""
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "direction": self.direction, "reference": self.reference,
                 "margin": self.margin, "alpha": ALPHA, "looks": self.looks, "max_seeds": self.max_seeds,
                 "method": "paired t over shared seeds (Welch otherwise), TOST within ±margin, Holm across "
                           "comparisons, Pocock-type Lan-DeMets alpha spending across looks",
-                "conditions": {c: {"mean": m, "seeds": n} for c, (m, n) in self.means.items()},
+                "conditions": self._conditions(),
                 "comparisons": [c.as_dict() for c in self.comparisons]}
+
+
+    def _conditions(self) -> dict[str, dict]:
+        from ttt_lab.report.aggregates import aggregates
+
+        out = {c: {"mean": m, "seeds": n} for c, (m, n) in self.means.items()}
+        for g in aggregates(self.values or {}, self.reference):
+            out[g.condition] |= {"iqm": g.iqm, "iqm_interval": [g.iqm_lo, g.iqm_hi],
+                                 "probability_of_improvement": None if math.isnan(g.improvement) else g.improvement,
+                                 "probability_of_improvement_interval": None if math.isnan(g.improvement) else
+                                 [g.improvement_lo, g.improvement_hi]}
+        return out
 
 
 def _float(text: str | None, default: float) -> float:
@@ -65,7 +79,8 @@ def answer(study: Study) -> Answer:
     sign = 1 if direction == "maximize" else -1
     reference = baseline if baseline in means else max(means, key=lambda c: sign * means[c][0])
     comps = decide(by_cond, reference, metric=metric, margin=margin, looks=looks or None, max_seeds=max_seeds)
-    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps, reference == baseline)
+    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps, reference == baseline,
+                  by_cond)
 
 
 def sentences(a: Answer) -> list[str]:
@@ -103,6 +118,7 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                 for c in a.comparisons]
         blocks.append(Table(["condition", "difference (points)", "interval", "decision", "design", "seeds",
                              "p (Holm)", "seeds to settle"], rows))
+    blocks += aggregate_blocks(a, svgs)
     looks = ", ".join(map(str, a.looks)) if a.looks else "one"
     blocks.append(Para(f"Decisions: differs when the interval excludes 0, equivalent when the two one-sided tests' "
                        f"interval lies inside ±margin ({a.margin:g}); paired t over the seeds both conditions ran "
@@ -110,6 +126,26 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                        f"looks ({looks}; Lan-DeMets Pocock-type spending). verdict.json and results.csv beside "
                        "this page hold the same answer as data.", "note"))
     return blocks
+
+
+def aggregate_blocks(a: Answer, svgs: dict[str, str]) -> list:
+    """IQM with bootstrap intervals, probability of improvement, performance profiles."""
+    from ttt_lab.report.aggregates import aggregates, profile
+
+    if not a.values:
+        return []
+    rows = [[g.condition, str(g.seeds), f"{100 * g.iqm:.1f} [{100 * g.iqm_lo:.1f}, {100 * g.iqm_hi:.1f}]",
+             "reference" if g.condition == a.reference else
+             f"{g.improvement:.2f} [{g.improvement_lo:.2f}, {g.improvement_hi:.2f}]"]
+            for g in aggregates(a.values, a.reference)]
+    svg = figures.band_chart(f"performance profile: share of runs above a score of {a.metric}", profile(a.values),
+                             "score threshold")
+    svgs["performance_profile.svg"] = svg
+    return [Table(["condition", "seeds", "IQM over seeds [95 % bootstrap]", f"P(better than {a.reference})"], rows),
+            Figures([("Performance profiles (Agarwal et al. 2021)", svg, "performance_profile.svg")]),
+            Para("Interquartile mean over seeds with a percentile bootstrap 95 % interval (scipy), and the "
+                 "probability that a run of the condition scores above a run of the reference (ties half), with "
+                 "its bootstrap interval (Agarwal et al., NeurIPS 2021).", "note")]
 
 
 def _p(p: float) -> str:

@@ -1,4 +1,5 @@
-"""Line charts with a band over seeds, as inline SVG: no plotting library, no script, no network."""
+"""Line charts with a band over seeds, as inline SVG: no plotting library, no script, no network.
+The title goes into the SVG's label only: the page prints it once, as the figure's caption."""
 
 from __future__ import annotations
 
@@ -42,8 +43,7 @@ def band_chart(title: str, series: dict[str, list[tuple[float, float, float, flo
     def sy(y: float) -> float:
         return H - PAD_B - (y - y0) / (y1 - y0) * (H - PAD_T - PAD_B)
 
-    parts = [f'<text x="{PAD_L}" y="15" font-size="12" font-weight="bold">{html.escape(title)}</text>',
-             f'<line x1="{PAD_L}" y1="{H - PAD_B}" x2="{W - PAD_R}" y2="{H - PAD_B}" stroke="#888"/>',
+    parts = [f'<line x1="{PAD_L}" y1="{H - PAD_B}" x2="{W - PAD_R}" y2="{H - PAD_B}" stroke="#888"/>',
              f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{H - PAD_B}" stroke="#888"/>',
              f'<text x="{(W + PAD_L) / 2}" y="{H - 4}" font-size="11" text-anchor="middle">{html.escape(x_label)}'
              "</text>"]
@@ -104,8 +104,7 @@ def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], ma
         return left + (x - x0) / (x1 - x0) * (W - left - right)
 
     top, bottom = PAD_T + 24, h - PAD_B
-    parts = [f'<text x="{left}" y="15" font-size="12" font-weight="bold">{html.escape(title)}</text>',
-             f'<rect x="{sx(-margin * unit):.1f}" y="{top}" width="{sx(margin * unit) - sx(-margin * unit):.1f}" '
+    parts = [f'<rect x="{sx(-margin * unit):.1f}" y="{top}" width="{sx(margin * unit) - sx(-margin * unit):.1f}" '
              f'height="{bottom - top}" fill="#3c9d5d" fill-opacity="0.12"><title>±margin</title></rect>',
              f'<line x1="{sx(0):.1f}" y1="{top}" x2="{sx(0):.1f}" y2="{bottom}" stroke="#555"/>',
              f'<line x1="{left}" y1="{bottom}" x2="{W - right}" y2="{bottom}" stroke="#888"/>',

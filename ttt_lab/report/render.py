@@ -171,11 +171,14 @@ def curves(report: Report) -> Section:
 
 
 def _boundaries(conds: dict[str, list[Trial]], axis: str) -> list[tuple[float, str]]:
-    """Where each phase after the first begins, on the chart's x axis (from each condition's first run)."""
+    """Where each phase after the first begins, on the chart's x axis (from each condition's first run),
+    labelled with the phase's name."""
     out: set[tuple[float, str]] = set()
     for trials in conds.values():
         scale = trials[0].batch_size if axis == "games" else 1
-        out |= {(step * scale, f"phase {phase}") for step, phase in phase_starts(trials[0].curves)[1:]}
+        params = trials[0].params
+        out |= {(step * scale, params.get(f"train.phases.{phase}.name") or f"phase {phase + 1}")
+                for step, phase in phase_starts(trials[0].curves)[1:]}
     return sorted(out)
 
 

@@ -23,6 +23,9 @@ RULES = {
     "invalid_surge": "invalid moves per game over the last quarter exceed the first quarter's by {invalid_surge}",
     "format_loss": "format rate over the last quarter falls {format_drop:.0%} below its best quarter",
     "divergence": "grad_norm exceeds {spike_factor:g} x its median",
+    "reward_without_skill": "reward rises from the first quarter to the last while the optimal-move rate (moves "
+                            "that keep the game's value) falls by more than {skill_drop}: the reward is won with "
+                            "moves a stronger opponent would punish",
     "(all rules)": "compare within one training phase; a drop at a phase boundary (a planned change of opponents "
                    "or temperature) fires nothing",
 }
@@ -105,6 +108,18 @@ def _within(curve: Curve, lo: int, hi: int | None) -> Curve:
     return [(s, v) for s, v in curve if s >= lo and (hi is None or s < hi)]
 
 
+def reward_without_skill(reward: Curve, optimal: Curve, c: StabilityConfig) -> Flag | None:
+    if len(reward) < 4 or len(optimal) < 4:
+        return None
+    qr, qo = max(1, len(reward) // 4), max(1, len(optimal) // 4)
+    r0, r1 = _mean(reward[:qr]), _mean(reward[-qr:])
+    o0, o1 = _mean(optimal[:qo]), _mean(optimal[-qo:])
+    if r1 > r0 and o0 - o1 > c.skill_drop:
+        return Flag("reward_without_skill", optimal[-qo][0],
+                    f"reward {r0:.3f} -> {r1:.3f} while the optimal-move rate fell {o0:.3f} -> {o1:.3f}")
+    return None
+
+
 def flags(curves: dict[str, Curve], c: StabilityConfig | None = None) -> list[Flag]:
     """All rules over one run's curves (`train/reward`, `train/reward_std`, `train/entropy`,
     `train/game/invalid_per_game`, `train/game/format_rate`, `train/grad_norm`), phase by phase."""
@@ -120,7 +135,8 @@ def flags(curves: dict[str, Curve], c: StabilityConfig | None = None) -> list[Fl
         found = [collapse(part("train/reward"), part("train/reward_std"), part("train/entropy"), c),
                  invalid_surge(part("train/game/invalid_per_game"), c),
                  format_loss(part("train/game/format_rate"), c),
-                 divergence(part("train/grad_norm"), c)]
+                 divergence(part("train/grad_norm"), c),
+                 reward_without_skill(part("train/reward"), part("train/game/optimal_move_rate"), c)]
         where = f" (phase {phase})" if len(starts) > 1 else ""
         out += [Flag(f.rule, f.step, f.detail + where) for f in found if f is not None]
     return out
