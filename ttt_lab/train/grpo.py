@@ -83,6 +83,7 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
             "game": [r.record for r in rollouts],
         }
 
+    rollout_func.exploiter = refresh  # type: ignore[attr-defined]  # its refresh history, for tests and logs
     return rollout_func
 
 
