@@ -10,9 +10,10 @@ from pathlib import Path
 from rich.console import Console
 
 from ttt_lab.config.load import Loaded
+from ttt_lab.config.schema import SuiteEntry
 from ttt_lab.env.driver import Player
 from ttt_lab.evaluation import tables
-from ttt_lab.evaluation.exact import exact_suite, reply_distribution, resolve_mode
+from ttt_lab.evaluation.exact import EXPLOITER, exact_suite, reply_distribution, resolve_mode
 from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
 from ttt_lab.progress import games_progress
 from ttt_lab.tracking import keys
@@ -64,8 +65,10 @@ def _play(loaded: Loaded, player: Player, console: Console, mode: str) -> list[S
         suite = entries(cfg)
         with games_progress(console) as progress:
             task = progress.add_task(f"exact {cfg.eval.suite}: model turns asked", total=None)
-            summaries = exact_suite(policy, cfg, suite, lambda asked: progress.update(task, completed=asked))
-        return [SuiteResult(e, [], s) for e, s in zip(suite, summaries, strict=True)]  # type: ignore[arg-type]
+            summaries = exact_suite(policy, cfg, suite, lambda asked: progress.update(task, completed=asked),
+                                    exploiter=True)
+        entries_ = [*suite, SuiteEntry(EXPLOITER)]  # the best response to this policy, from the same tree
+        return [SuiteResult(e, [], s) for e, s in zip(entries_, summaries, strict=True)]  # type: ignore[arg-type]
     total = cfg.eval.games * len(entries(cfg))
     with games_progress(console) as progress:
         task = progress.add_task(f"eval {cfg.eval.suite}", total=total)
