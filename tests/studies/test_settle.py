@@ -72,3 +72,11 @@ def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
     assert verdict["looks"] == [2] and verdict["max_seeds"] == 4
     (c,) = verdict["comparisons"]
     assert c["decision"] == "equivalent" and c["difference"] == 0.0 and c["paired"]
+
+
+@pytest.mark.parametrize("study", sorted(p.stem for p in (Path(__file__).parents[2] / "sweeps").glob("*.yaml")))
+def test_every_shipped_study_plans_and_shows_its_margin_and_seed_design(home: Path, study: str) -> None:
+    out = cli("sweep", study, "--dry-run")
+    text = " ".join(out.stdout.split())
+    assert "margin ±" in text and ("seeds " in text or "no seed parameter" in text), text[-600:]
+    assert _nothing_written(home)

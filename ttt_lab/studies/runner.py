@@ -59,6 +59,7 @@ def _dry_run(plan: Plan, storage, console: Console, launch=None, workers: int | 
         except KeyError:
             states = {}
         console.print(plan_table(plan, states))
+    console.print(design_line(plan.spec), highlight=False)
     if launch is not None and launch.launcher.cluster == "slurm":
         from ttt_lab.studies.launcher import sbatch_script
 
@@ -67,6 +68,15 @@ def _dry_run(plan: Plan, storage, console: Console, launch=None, workers: int | 
                                                                           or plan.spec.workers), highlight=False,
                       markup=False)
     return StudyOutcome(plan.spec.name, None)
+
+
+def design_line(spec: StudySpec) -> str:
+    """How the study's comparisons will be decided: its margin and its seeds."""
+    seeds = spec.params.get("seed")
+    design = (f"seeds {seeds} in every condition (paired: conditions compared seed by seed)" if seeds else
+              "no seed parameter (one seed per condition: comparisons over seeds need seed=0,1,2)")
+    return (f"decided on {spec.objectives[0].metric}: margin ±{spec.margin:g} (smaller differences do not matter); "
+            f"{design}; --until-settled adds seeds up to {spec.max_seeds or 'four times as many'}.")
 
 
 def _prepare(study, storage, store, plan: Plan, url: str, command: str, console: Console) -> str:
