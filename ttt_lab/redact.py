@@ -53,8 +53,10 @@ _VALUE = r"(?:\"[^\"]*\"|'[^']*'|[^&\s#'\"]+)"
 _PAIR = re.compile(rf"(?P<head>(?:{_NAME}|(?<=[?&;])(?:key|sig))=)(?P<secret>{_VALUE})", re.IGNORECASE)
 """`name=value`: in a query (to the next `&`), an override or a shell line (to the next space
 or the closing quote)."""
-_FIELD = re.compile(rf"(?P<head>{_NAME}[\"']?[ \t]*:[ \t]*[\"']?)(?P<secret>[^\s'\",}}\]]+)", re.IGNORECASE)
-"""`name: value` (a header, a YAML line, a JSON member): the value up to a space, quote or comma."""
+_FIELD = re.compile(rf"(?P<head>{_NAME}(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?)(?P<secret>[^\s'\",}}\]\\]+)",
+                    re.IGNORECASE)
+"""`name: value` (a header, a YAML line, a JSON member, also JSON escaped inside a string): the value
+up to a space, quote, backslash or comma."""
 _AUTH = re.compile(r"(?P<head>\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
                    r"(?:(?:bearer|basic|token|digest|negotiate|apikey|aws4-hmac-sha256)[ \t]+)?)"
                    r"(?P<secret>[^\s'\"]+)", re.IGNORECASE)

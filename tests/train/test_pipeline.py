@@ -38,7 +38,7 @@ def test_the_warm_up_cache_is_keyed_on_content_not_on_how_the_home_is_spelled(ho
     env = {k: v for k, v in os.environ.items() if k != "TTT_LAB_HOME"}
     trained = cli("train", *warm, f"home={home.name}", "tracking.enabled=false", env=env)
     assert "SFT warm-up: 16 teacher games" in trained.stdout
-    assert "final against SFT, game by game: random " in trained.stdout, trained.stdout
+    assert "final against SFT, exact: random " in trained.stdout, trained.stdout  # greedy: evaluated exactly
     swept = cli("sweep", *warm, "batch_size=8,16", "--name", "warm", env={**env, "TTT_LAB_HOME": str(home)})
     assert "trial 0 COMPLETE" in swept.stdout, swept.stdout
     log = (home / "studies" / "warm" / "trial-0.log").read_text()

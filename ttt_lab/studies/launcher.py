@@ -329,6 +329,9 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int, console: C
             f.orphans(live)
             f.ended(lambda: progress.advance(task, 1))
             if f.finished() or (not live and not f.replace()):
+                if la.cluster == "local":  # the workers leave once no trial is left: return after them
+                    while any(not j.done() for j in f.jobs):
+                        time.sleep(la.poll_s)
                 return f.settled()
             time.sleep(la.poll_s)
 
