@@ -32,6 +32,7 @@ class Answer:
     comparisons: list[Comparison]
     declared: bool = False
     """The reference is the study's declared baseline (else the best condition)."""
+    study: str = "STUDY"
     values: dict[str, dict[int, float]] | None = None
     """condition -> seed -> objective."""
 
@@ -79,8 +80,8 @@ def answer(study: Study) -> Answer:
     sign = 1 if direction == "maximize" else -1
     reference = baseline if baseline in means else max(means, key=lambda c: sign * means[c][0])
     comps = decide(by_cond, reference, metric=metric, margin=margin, looks=looks or None, max_seeds=max_seeds)
-    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps, reference == baseline,
-                  by_cond)
+    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps,
+                  declared=reference == baseline, values=by_cond, study=study.name)
 
 
 def sentences(a: Answer) -> list[str]:
@@ -100,7 +101,10 @@ def sentences(a: Answer) -> list[str]:
                 "more seeds are needed to settle it"
             out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {span}; {need}.")
     if any(c.decision == UNRESOLVED for c in a.comparisons):
-        out.append("`ttt-lab sweep STUDY --until-settled` adds seeds until every comparison is settled.")
+        need = max((c.seeds_needed or 0) for c in a.comparisons)
+        budget = f" --max-seeds {need}" if need else ""
+        out.append(f"To settle it: `ttt-lab sweep {a.study} --until-settled{budget}` adds seeds to every condition "
+                   "until each comparison is settled, reusing every finished trial.")
     return out
 
 
