@@ -171,6 +171,9 @@ class SftConfig:
     warmup_steps: int = 10
     logging_steps: int = 5
     """Optimizer steps between two logged SFT losses."""
+    seed: int | None = None
+    """The warm-up's own seed (its teacher games, its training order, the tiny model's first
+    weights); unset: the run's `seed`. Set it to hold one warm-up fixed while `seed` varies RL."""
 
 
 @dataclass
@@ -284,7 +287,14 @@ def _validate_processes(t: TrainConfig) -> None:
                              "is split across the processes, or a train.sft.batch_size that is a multiple of it")
 
 
+def warm_up_seed(cfg: Config) -> int:
+    """The seed of the warm-up and of the base model it starts from (`train.sft.seed`, else `seed`)."""
+    return cfg.seed if cfg.train.sft.seed is None else cfg.train.sft.seed
+
+
 def _validate_sft(s: SftConfig) -> None:
+    if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or not 0 <= s.seed < 2**32):
+        raise InvalidSetting("train.sft.seed", s.seed, f"an integer from 0 to {2**32 - 1}, or null for the run's seed")
     if s.enabled:
         if isinstance(s.epochs, bool) or not isinstance(s.epochs, int) or s.epochs < 1:
             raise InvalidSetting("train.sft.epochs", s.epochs, "an integer of at least 1 (or set "

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ttt_lab.config.schema import Config
+from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.env.episode import Turn
 from ttt_lab.errors import TttLabError
 
@@ -53,7 +53,7 @@ def resolve_model_path(cfg: Config) -> str:
     if cfg.model.name == "tiny":
         from ttt_lab.players.tiny import ensure_tiny
 
-        return str(ensure_tiny(Path(cfg.home), cfg.model, cfg.seed))
+        return str(ensure_tiny(Path(cfg.home), cfg.model, warm_up_seed(cfg)))
     raise ModelLoadError(f"model '{cfg.model.name}' has no path. Set model.path to a hub id or checkpoint folder.")
 
 

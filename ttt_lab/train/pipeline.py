@@ -25,7 +25,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ttt_lab.config.load import Loaded
-from ttt_lab.config.schema import Config
+from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.evaluation.summary import Paired, Summary, paired
 from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
@@ -56,8 +56,10 @@ def sft_key(cfg: Config, base: str) -> str:
     sft = dataclasses.asdict(cfg.train.sft)
     if not sft["teacher_trees"]:
         del sft["teacher_trees"]  # keys of warm-ups without trees stay as they were
+    del sft["seed"]  # the warm-up's seed is the key's "seed"
     spec = {"base": checkpoint_digest(base), "sft": sft,
-            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)), "seed": cfg.seed,
+            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
+            "seed": warm_up_seed(cfg),
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
     # How the warm-up's arithmetic ran, when not the fp32 eager default (whose keys stay as they were).
     spec |= {"bf16": True} if use_bf16(cfg) else {}

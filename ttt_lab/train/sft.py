@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from ttt_lab.config.schema import Config
+from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.record import GameRecord
@@ -41,11 +41,11 @@ def teacher_games(cfg: Config) -> list[GameRecord]:
     teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off", scoring=s.teacher_scoring)
     records: list[GameRecord] = []
     if s.num_games:
-        examples = make_dataset(teacher_dataset(cfg), derive_seed(cfg.seed, SFT_SALT))
+        examples = make_dataset(teacher_dataset(cfg), derive_seed(warm_up_seed(cfg), SFT_SALT))
         records = play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
     for k in range(s.teacher_trees):
         records += play_tree(teacher, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, k),
-                             seed=derive_seed(cfg.seed, TREE_SALT + k))
+                             seed=derive_seed(warm_up_seed(cfg), TREE_SALT + k))
     return records
 
 
@@ -80,7 +80,8 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
         per_device_train_batch_size=s.batch_size // cfg.train.processes, assistant_only_loss=s.assistant_only_loss,
         max_length=None,
         use_cpu=cfg.model.device == "cpu", bf16=use_bf16(cfg), torch_compile=use_compile(cfg), report_to="none",
-        logging_steps=s.logging_steps, save_strategy="no", seed=cfg.seed, data_seed=cfg.seed,
+        logging_steps=s.logging_steps, save_strategy="no", seed=warm_up_seed(cfg),
+        data_seed=warm_up_seed(cfg),
         lr_scheduler_type=s.lr_scheduler, warmup_steps=s.warmup_steps, disable_tqdm=True, dataset_num_proc=None,
         gradient_checkpointing=cfg.train.gradient_checkpointing, ddp_find_unused_parameters=False,
     )
