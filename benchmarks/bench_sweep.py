@@ -1,12 +1,12 @@
-"""Sweep orchestration benchmark: 20 trials of a no-op training budget with 2 workers,
+"""Sweep orchestration benchmark: 20 trials of a near no-op training budget with 2 workers,
 tracking on, against a baseline measured in the same run.
 
     python benchmarks/bench_sweep.py [--trials N] [--workers W] [--launcher]
 
-A no-op trial: `experiment=smoke phase=sft` (no warm-up, no RL phase), so a trial is the
-trial's config, its MLflow child run, loading the micro model and 4 evaluation games per
-opponent. Baseline: the same trial body (load config, load model, evaluate) called in a
-plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead: the
+A near no-op trial: `experiment=smoke` (no warm-up, one RL step of 8 games: a configuration that
+trains nothing is refused), so a trial is the trial's config, its MLflow child run, loading the
+micro model, one step and its exact evaluation. Baseline: the same trial body (load config, load
+model, evaluate) called in a plain loop in one process, no Optuna, no MLflow. Per-trial orchestration overhead: the
 wall time an extra trial adds (a sweep of N minus a sweep of N/2 trials, divided by N/2,
 so worker start-up cancels out), times the workers, minus the baseline trial.
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent / "ttt-lab"
-NOOP = ["experiment=smoke", "phase=sft"]
+NOOP = ["experiment=smoke"]
 
 
 def baseline(trials: int, home: str) -> float:
