@@ -147,6 +147,9 @@ def test_the_answer_names_a_real_difference_with_its_interval(tmp_path):
     assert by["batch_size=64"].decision == "differs" and by["batch_size=64"].hi < 0
     assert by["batch_size=64"].paired
     assert "batch_size=64 differs" in section.markdown
+    ref, low = study3.conditions()["batch_size=128"], study3.conditions()["batch_size=64"]
+    first = 100 * (low[0].metrics["eval/optimal/draw_rate"] - ref[0].metrics["eval/optimal/draw_rate"])
+    assert f"| 0 | {100 * ref[0].metrics['eval/optimal/draw_rate']:.1f} | {first:+.1f} |" in section.markdown
     paths = write(build(study3, with_audits=False), tmp_path)
     verdict = json.loads((tmp_path / "verdict.json").read_text())
     assert {c["condition"]: c["decision"] for c in verdict["comparisons"]}["batch_size=64"] == "differs"

@@ -122,6 +122,7 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                 for c in a.comparisons]
         blocks.append(Table(["condition", "difference (points)", "interval", "decision", "design", "seeds",
                              "p (Holm)", "seeds to settle"], rows))
+    blocks += seed_blocks(a)
     blocks += aggregate_blocks(a, svgs)
     looks = ", ".join(map(str, a.looks)) if a.looks else "one"
     blocks.append(Para(f"Decisions: differs when the interval excludes 0, equivalent when the two one-sided tests' "
@@ -130,6 +131,20 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                        f"looks ({looks}; Lan-DeMets Pocock-type spending). verdict.json and results.csv beside "
                        "this page hold the same answer as data.", "note"))
     return blocks
+
+
+def seed_blocks(a: Answer) -> list:
+    """The per-seed differences a paired comparison rests on: each condition minus the reference,
+    seed by seed (a seed the reference did not run shows '-')."""
+    if not a.values or len(a.values) < 2:
+        return []
+    ref = a.values[a.reference]
+    others = [c.condition for c in a.comparisons]
+    seeds = sorted(set().union(*(set(v) for v in a.values.values())))
+    rows = [[str(s), f"{100 * ref[s]:.1f}" if s in ref else "-",
+             *(f"{100 * (a.values[c][s] - ref[s]):+.1f}" if s in ref and s in a.values[c] else "-" for c in others)]
+            for s in seeds]
+    return [Table(["seed", f"{a.reference} (reference)", *(f"{c} minus reference" for c in others)], rows)]
 
 
 def aggregate_blocks(a: Answer, svgs: dict[str, str]) -> list:
