@@ -156,3 +156,13 @@ def test_the_study_preset_is_tiny_cpu_with_a_two_epoch_warm_up_and_the_published
     study = load(["experiment=tiny_cpu_study"])
     spelled = load(["experiment=tiny_cpu", "train.sft.epochs=2", "train.phases.0.p_min=0.3"])
     assert study.config_hash == spelled.config_hash
+
+
+@pytest.mark.parametrize("expr", ["{'metric': 'x'}", "a=b,c", "range(0,"])
+def test_values_that_are_not_sweep_syntax_are_one_clear_error(expr: str) -> None:
+    """Found by the CLI fuzzer: a study file whose param holds a mapping crashed Hydra's parser."""
+    from ttt_lab.studies.grid import values
+    from ttt_lab.studies.spec import StudyError
+
+    with pytest.raises(StudyError, match="not Hydra sweep syntax"):
+        values("batch_size", expr)

@@ -11,8 +11,15 @@ def values(key: str, expr: str) -> list[str]:
     """The values one sweep expression stands for, as override strings."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.override_parser.types import Glob
+    from hydra.errors import OverrideParseException
 
-    (parsed,) = OverridesParser.create().parse_overrides([f"{key}={expr}"])
+    try:
+        (parsed,) = OverridesParser.create().parse_overrides([f"{key}={expr}"])
+    except OverrideParseException as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise StudyError(f"the values of {key} ({expr!r}) are not Hydra sweep syntax ({first}). Write them as "
+                         "a,b,c, range(0,3), choice(a,b) or interval(1e-5,1e-3); quote a value that holds "
+                         "= or a comma.") from None
     if not parsed.is_sweep_override():
         return [parsed.get_value_element_as_str()]
     if parsed.is_interval_sweep():
