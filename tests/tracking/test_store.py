@@ -111,3 +111,15 @@ def test_a_password_in_a_tag_param_or_text_never_reaches_the_store(store) -> Non
     assert "w0rd" not in stored and "user:***@db.example" in stored
     text = (Path(store.client.get_run(run.run_id).info.artifact_uri.removeprefix("file://")) / "config.yaml")
     assert "w0rd" not in text.read_text()
+
+
+def test_runs_carry_mlflows_own_context_tags_and_ours_win(store) -> None:
+    import getpass
+
+    from ttt_lab.tracking.store import TrackedRun
+
+    run = TrackedRun(store, "ctx", name="r", tags={"mlflow.source.name": "ttt-lab train"})
+    tags = store.client.get_run(run.run_id).data.tags
+    run.end()
+    assert tags["mlflow.user"] == getpass.getuser() and tags["mlflow.source.type"] == "LOCAL"
+    assert tags["mlflow.source.name"] == "ttt-lab train"

@@ -150,7 +150,9 @@ class TrackedRun:
     def __init__(self, store: Store, experiment: str, name: str | None = None,
                  tags: Mapping[str, str] | None = None, parent_run_id: str | None = None) -> None:
         self.store = store
-        tags = dict(tags or {})
+        from mlflow.tracking.context.registry import resolve_tags
+
+        tags = resolve_tags(dict(tags or {}))  # MLflow's own context (user, source) as start_run adds it
         if parent_run_id:
             tags[keys.PARENT_RUN] = parent_run_id
         tags = {k: redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
