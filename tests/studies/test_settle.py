@@ -80,3 +80,12 @@ def test_every_shipped_study_plans_and_shows_its_margin_and_seed_design(home: Pa
     text = " ".join(out.stdout.split())
     assert "margin ±" in text and ("seeds " in text or "no seed parameter" in text), text[-600:]
     assert not (home / "reports").exists() and not (home / "train").exists()  # planned, nothing run
+
+
+def test_sweep_workers_honour_the_tracking_outage_wait(tmp_path: Path) -> None:
+    from ttt_lab.studies.plan import make_plan
+    from ttt_lab.studies.worker import plan_job
+
+    spec = from_args(["batch_size=8,16", "experiment=smoke", f"home={tmp_path}", "tracking.outage_wait_s=7"])
+    job = plan_job(make_plan(spec), "sqlite:///x.db", "parent", 0, 1, str(tmp_path))
+    assert job.outage_wait_s == 7 and job.open_store().outage_wait_s == 7

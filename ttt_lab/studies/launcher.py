@@ -161,10 +161,9 @@ class ArrayWorker(submitit.helpers.Checkpointable):
 
 def _open(job: WorkerJob):
     from ttt_lab.studies import storage as st
-    from ttt_lab.tracking.store import open_store
 
     storage = st.open_storage(job.storage_url)
-    return storage, st.load(storage, job.spec, job.distributions), open_store(job.tracking_uri, job.artifacts, job.home)
+    return storage, st.load(storage, job.spec, job.distributions), job.open_store()
 
 
 def _fail_and_requeue(job: WorkerJob, numbers: list[int], why: str) -> list[int]:

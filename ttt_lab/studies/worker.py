@@ -32,6 +32,14 @@ class WorkerJob:
     again themselves."""
     job_id: str = ""
     """The scheduler's id of this worker (a SLURM array task), recorded on each trial it runs."""
+    outage_wait_s: float = 60.0
+    """`tracking.outage_wait_s` of the study: how long a trial's run waits for a server that is down."""
+
+    def open_store(self):
+        """The tracking store as the study's tracking config names it."""
+        from ttt_lab.tracking.store import open_store
+
+        return open_store(self.tracking_uri, self.artifacts, self.home, self.outage_wait_s)
 
 
 def plan_job(plan, storage_url: str, parent_run_id: str, index: int, threads: int, log_dir: str,
@@ -39,7 +47,8 @@ def plan_job(plan, storage_url: str, parent_run_id: str, index: int, threads: in
     """The worker job of one of a study's workers (the process pool's and the launcher's)."""
     cfg = plan.base.cfg
     return WorkerJob(plan.spec, storage_url, parent_run_id, cfg.tracking.uri, cfg.tracking.artifacts,
-                     str(Path(cfg.home).resolve()), index, threads, log_dir, max_failures, plan.distributions)
+                     str(Path(cfg.home).resolve()), index, threads, log_dir, max_failures, plan.distributions,
+                     outage_wait_s=cfg.tracking.outage_wait_s)
 
 
 def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
@@ -87,11 +96,10 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.recovery import recover
     from ttt_lab.studies.trial import TrialResult, run_trial
-    from ttt_lab.tracking.store import open_store
 
     storage = st.open_storage(job.storage_url)
     study = st.load(storage, job.spec, job.distributions)
-    store = open_store(job.tracking_uri, job.artifacts, job.home)
+    store = job.open_store()
     failures = 0
     while not stop.is_set() and (job.max_failures is None or failures < job.max_failures):
         with study_mutex(storage, job.storage_url, job.spec.name):  # recover, count, ask, mark: one step
