@@ -20,10 +20,18 @@ from ttt_lab.redact import HIDDEN, RedactedStream, hide_value, names_secret, red
 
 SECRET_CHARS = st.characters(whitelist_categories=("Lu", "Ll", "Nd"), whitelist_characters="-_.~%+/=")
 """What tokens, keys and signatures are made of: base64, url-safe base64, hex, percent-escapes."""
-SECRET = st.text(SECRET_CHARS, min_size=6, max_size=60).map(lambda s: "Qz" + s)
-"""`Qz` keeps a secret from being a substring of a run id (hex) or of the template by chance."""
+
+
+def _marked(s: str) -> str:
+    """`Qz`, then a `Q` before every three characters: every eight-character stretch of a secret holds
+    two `Q`s four apart, which no run id, template or report sentence does, so a fragment found in
+    the output is the secret's, never a word it happens to share (`verdict.` of `Qzverdict.`)."""
+    return "Qz" + "".join("Q" + s[i : i + 3] for i in range(0, len(s), 3))
+
+
+SECRET = st.text(SECRET_CHARS, min_size=6, max_size=60).map(_marked)
 PASSWORD = st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters="@:!%$-_.~+/="),
-                   min_size=6, max_size=40).map(lambda s: "Qz" + s)
+                   min_size=6, max_size=40).map(_marked)
 """A URL password may hold any non-space character, an unencoded `@` and `:` too."""
 
 CASES = st.sampled_from([str, str.upper, str.lower, str.title])
@@ -63,7 +71,7 @@ PLACED = st.one_of(
     st.builds(lambda n, x: (json.dumps({n: x, "batch_size": 256}), x), SECRET_NAME, SECRET),
 )
 """(a text, the secret inside it) in each form the rule set covers."""
-ENV_VALUE = st.text(SECRET_CHARS, min_size=8, max_size=40).map(lambda s: "Qz" + s)
+ENV_VALUE = st.text(SECRET_CHARS, min_size=8, max_size=40).map(_marked)
 
 ORDINARY = st.one_of(
     st.sampled_from(["LiquidAI/LFM2-350M", "Qwen/Qwen2.5-0.5B-Instruct", "/data/models/lfm2/checkpoint-200",
