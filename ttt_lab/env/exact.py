@@ -14,7 +14,6 @@ that hold whatever that mass would have done.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -24,6 +23,7 @@ from ttt_lab.env.episode import Episode, Turn
 from ttt_lab.env.parser import parse
 from ttt_lab.env.rubric import DRAW, WIN
 from ttt_lab.env.settings import EnvConfig
+from ttt_lab.env.tree import _branch, _Told
 from ttt_lab.game.solver import table
 
 
@@ -34,18 +34,6 @@ class ReplyDistribution(Protocol):
 
 OpponentDistribution = Callable[[int], dict[int, float]]
 """A state's opponent replies with their probabilities; `None` in its place asks for the best response."""
-
-
-class _Told:
-    """An opponent that plays the cell it was last told (the walk tells it each branch)."""
-
-    cell = -1
-
-    def reply(self, board: str, seed: int) -> int:
-        return self.cell
-
-    def __repr__(self) -> str:
-        return "every-reply"
 
 
 @dataclass(slots=True)
@@ -101,12 +89,6 @@ class Tree:
     roots: tuple[Root, ...]
     model_turns: int
     """Model turns whose replies the policy was asked for."""
-
-
-def _branch(ep: Episode) -> Episode:
-    child = copy.copy(ep)
-    child.messages, child.moves, child.invalid_kinds = list(ep.messages), list(ep.moves), dict(ep.invalid_kinds)
-    return child
 
 
 def _settled(ep: Episode) -> Leaf | None:
