@@ -102,3 +102,24 @@ def test_every_trial_audits_its_own_final_policy_and_the_report_shows_it(swept_h
     assert set(study.policy_audits) == {r.info.run_id for r in children}
     members = next(iter(study.policy_audits.values()))["data"]["members"]
     assert all("distinct_games" in m for m in members)
+
+
+def test_each_trial_says_where_its_time_went_and_the_report_adds_it_up(swept_home: Path, swept: str) -> None:
+    from ttt_lab.timing import PHASES
+
+    _, children = split_runs(swept_home, swept)
+    totals = dict.fromkeys(PHASES, 0.0)
+    for r in children:
+        m = r.data.metrics
+        parts = {p: m[f"time/{p}_s"] for p in PHASES}
+        assert parts["rl"] > 0 and parts["eval"] > 0 and parts["audit"] > 0 and parts["tracking"] > 0, parts
+        assert sum(parts.values()) == pytest.approx(m["time/total_s"], abs=0.01)
+        for p, v in parts.items():
+            totals[p] += v
+    # a worker's own start (imports, spawn) is charged to the first trial it ran, once
+    assert 0 < sum(r.data.metrics["time/start_s"] > 0 for r in children) < len(children)
+    cli("report", swept)
+    md = (swept_home / "reports" / swept / "report.md").read_text()
+    section = md.split("## Where the time went", 1)[1].split("\n## ", 1)[0]
+    assert f"| RL | {totals['rl']:.0f} |" in section and "time_split.svg" in section
+    assert f"| all phases | {sum(totals.values()):.0f} | 100 |" in section

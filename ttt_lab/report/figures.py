@@ -126,3 +126,39 @@ def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], ma
                      f"{html.escape(decision)}</text>")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img" '
             f'aria-label="{html.escape(title)}">{"".join(parts)}</svg>')
+
+
+def stacked_bars(title: str, rows: list[tuple[str, dict[str, float]]], order: tuple[str, ...], unit: str = "s"
+                 ) -> str:
+    """One horizontal bar per row, split into `order`'s parts (a legend on the right); `rows` =
+    [(label, {part: value})], every bar on one scale so lengths compare."""
+    row_h, left, right = 26, 150, 120
+    h = PAD_T + 30 + row_h * max(1, len(rows)) + PAD_B
+    longest = max((sum(parts.values()) for _, parts in rows), default=0.0) or 1.0
+
+    def sx(x: float) -> float:
+        return left + x / longest * (W - left - right)
+
+    top, bottom = PAD_T + 24, h - PAD_B
+    out = [f'<line x1="{left}" y1="{bottom}" x2="{W - right}" y2="{bottom}" stroke="#888"/>',
+           f'<text x="{(left + W - right) / 2}" y="{h - 4}" font-size="11" text-anchor="middle">{unit}</text>']
+    for t in _ticks(0.0, longest):
+        out.append(f'<text x="{sx(t):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle">{t:.3g}</text>')
+    for i, (label, parts) in enumerate(rows):
+        y, x = top + row_h * i + 4, 0.0
+        out.append(f'<text x="{left - 8}" y="{y + 13:.1f}" font-size="11" text-anchor="end">'
+                   f"{html.escape(label[:24])}<title>{html.escape(label)}</title></text>")
+        for j, name in enumerate(order):
+            v = parts.get(name, 0.0)
+            if v > 0:
+                out.append(f'<rect x="{sx(x):.1f}" y="{y:.1f}" width="{sx(x + v) - sx(x):.1f}" height="{row_h - 8}" '
+                           f'fill="{PALETTE[j % len(PALETTE)]}"><title>{html.escape(name)}: {v:.1f} {unit}'
+                           "</title></rect>")
+                x += v
+    for j, name in enumerate(order):
+        y = top + 14 * j + 10
+        out.append(f'<rect x="{W - right + 10}" y="{y - 9}" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>'
+                   f'<text x="{W - right + 24}" y="{y}" font-size="11">{html.escape(name)}</text>')
+    h = max(h, top + 14 * len(order) + 10)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img" '
+            f'aria-label="{html.escape(title)}">{"".join(out)}</svg>')

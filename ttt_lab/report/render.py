@@ -17,7 +17,7 @@ from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
-from ttt_lab.report import figures
+from ttt_lab.report import figures, time_split
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, natural_key, spec_of, values
 from ttt_lab.report.stability import Flag, flags, phase_starts, rules_text
 from ttt_lab.tracking import keys
@@ -267,6 +267,7 @@ def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = No
     report.sections = [header(study), verdict_section(report), results(study), curves(report), stability(study, c)]
     if with_audits:
         report.sections.append(audits(study, trust_code))
+    report.sections.append(Section("Where the time went", time_split.blocks(study)))
     report.sections.append(reproduce(study))
     return report
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
+from ttt_lab import timing
 from ttt_lab.studies.spec import StudySpec
 from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
 from ttt_lab.tracking import keys
@@ -117,7 +118,8 @@ def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> None:
     from ttt_lab.audit.run import checkpoint_policy_audit
     from ttt_lab.tracking import keys
 
-    audit = checkpoint_policy_audit(loaded, checkpoint)
+    with timing.phase("audit"):
+        audit = checkpoint_policy_audit(loaded, checkpoint)
     console.print(f"policy audit of {checkpoint}: {audit.status} ({audit.check('memorisation.gap').detail})",
                   highlight=False)
     run.log_metrics(audit.metrics())
@@ -144,6 +146,10 @@ def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_r
     return run
 
 
+_FIRST_TRIAL = True
+"""The process's own start is charged to the first trial it runs."""
+
+
 def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str,
               console: Console) -> TrialResult:
     import optuna
@@ -152,7 +158,10 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
     from ttt_lab.train.pipeline import train
     from ttt_lab.train.runtime import torch_threads
 
-    with settle(study, trial, storage) as out:
+    global _FIRST_TRIAL
+    clock = timing.Clock(already=timing.process_age() if _FIRST_TRIAL else 0.0)
+    _FIRST_TRIAL = False
+    with settle(study, trial, storage) as out, timing.running(clock):
         loaded = load([*spec.overrides, *overrides])
         mark_worker(trial, overrides, loaded.config_hash)
         torch_threads()
@@ -170,4 +179,5 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
             audit_trial_policy(loaded, str(result.checkpoint), out.run, console)
         out.values = objective_values(spec, result.final)
         out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
+        out.run.log_metrics(clock.metrics())
     return out.result

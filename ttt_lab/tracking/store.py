@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ttt_lab import timing
 from ttt_lab.config.flatten import flat_items
 from ttt_lab.errors import TttLabError
 from ttt_lab.redact import redact, redact_item
@@ -156,8 +157,9 @@ class TrackedRun:
         if parent_run_id:
             tags[keys.PARENT_RUN] = parent_run_id
         tags = {k: redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
-        run = store.client.create_run(store.experiment_id(experiment), run_name=redact(name) if name else name,
-                                      tags=tags)
+        with timing.phase("tracking"):
+            run = store.client.create_run(store.experiment_id(experiment), run_name=redact(name) if name else name,
+                                          tags=tags)
         self._start(run.info.run_id, run.info.artifact_uri)
 
     def _start(self, run_id: str, artifact_uri: str) -> None:
@@ -199,6 +201,10 @@ class TrackedRun:
         else:
             raise ValueError(f"unknown tracking op {op.kind!r}")
 
+    def _put(self, op: Op) -> None:
+        with timing.phase("tracking"):
+            self._outbox.put(op)
+
     def resend(self, ops: list[Op]) -> bool:
         """Send ops a run left in a whole-file fallback, in order; False if the server is still unreachable."""
         self._outbox.pending.extend(Queued(i, op) for i, op in enumerate(ops))
@@ -220,12 +226,12 @@ class TrackedRun:
     def log_params(self, params: Mapping[str, str]) -> None:
         items = [(k, redact_item(k, str(v))) for k, v in params.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
-            self._outbox.put(Op("params", dict(chunk)))
+            self._put(Op("params", dict(chunk)))
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
         items = [(k, redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH]) for k, v in tags.items()]
         for chunk in _chunks(items, MAX_PARAMS_TAGS_PER_BATCH):
-            self._outbox.put(Op("tags", dict(chunk)))
+            self._put(Op("tags", dict(chunk)))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         """Buffered: nothing is sent until `flush()` (or the end of the run)."""
@@ -237,7 +243,7 @@ class TrackedRun:
         server refuses (raised here) is not offered again with every later flush."""
         metrics, self._metrics = self._metrics, []
         for chunk in _chunks(metrics, MAX_METRICS_PER_BATCH):
-            self._outbox.put(Op("metrics", [(m.key, m.value, m.timestamp, m.step) for m in chunk]))
+            self._put(Op("metrics", [(m.key, m.value, m.timestamp, m.step) for m in chunk]))
 
     def local_artifact_dir(self) -> Path | None:
         """The run's artifact folder when artifacts are local files (write there, no copy)."""
@@ -257,16 +263,17 @@ class TrackedRun:
         target = (local / subdir if subdir else local) if local else None
         if target is not None and Path(path).resolve().parent == target.resolve():
             return
-        self._outbox.put(Op("artifact", str(path), subdir))
+        self._put(Op("artifact", str(path), subdir))
 
     def log_text(self, text: str, name: str) -> None:
-        self._outbox.put(Op("text", redact(text), name))
+        self._put(Op("text", redact(text), name))
 
     def end(self, status: str = "FINISHED") -> Path | None:
         """Flush and close; the fallback file when the tracking server never came back."""
         self.flush()
-        self._outbox.put(Op("status", status))
-        return self._outbox.close(self.store.outage_wait_s)
+        self._put(Op("status", status))
+        with timing.phase("tracking"):
+            return self._outbox.close(self.store.outage_wait_s)
 
     def __enter__(self) -> TrackedRun:
         return self

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ttt_lab import timing
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.evaluation.summary import Paired, Summary, paired
@@ -130,10 +131,13 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
         console.print(f"another process is training this config ({folder}); waiting for it, then reusing "
                       "its finished phases", highlight=False)
 
-    if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
-        return _train(loaded, console, folder, start, False, None, None)
-    with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
-        return _train(loaded, console, folder, start, fresh, run, on_eval)
+    # A caller's clock (a sweep trial's) keeps running; otherwise this training has its own.
+    clock = timing.current() or timing.Clock(already=timing.process_age())
+    with timing.running(clock):
+        if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
+            return _train(loaded, console, folder, start, False, None, None)
+        with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
+            return _train(loaded, console, folder, start, fresh, run, on_eval)
 
 
 def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: bool, run,
@@ -157,15 +161,19 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         load_model(base, cfg)  # fail on a bad checkpoint before any work
         current, sft_eval = base, None
         if cfg.train.sft.enabled:
-            current = _warm_up(cfg, base, console, run)
+            with timing.phase("warm_up"):
+                current = _warm_up(cfg, base, console, run)
             if main:
-                sft_eval = _evaluate_path(current, cfg, evaluate_model)
+                with timing.phase("eval"):
+                    sft_eval = _evaluate_path(current, cfg, evaluate_model)
                 _log_summaries(run, sft_eval, 0, "eval_sft")
-        current, step = _phases(cfg, folder, current, console, run, on_eval)
+        with timing.phase("rl"):
+            current, step = _phases(cfg, folder, current, console, run, on_eval)
         if not main:
             return TrainOutcome(Path(current), None, [], time.perf_counter() - start, None)
         model, tokenizer = load_model(current, cfg)
-        final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
+        with timing.phase("eval"):
+            final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
         _log_summaries(run, final, step)
         gains = [paired(a, b) for a, b in zip(sft_eval, final, strict=True)] if sft_eval else []
         if run is not None and gains:
@@ -173,6 +181,9 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
             run.flush()
         if run is not None:
             run.set_tags({keys.CHECKPOINT: str(Path(current).resolve())})
+            clock = timing.current()
+            if owned and clock is not None:  # a sweep trial logs its own, its audit included
+                run.log_metrics(clock.metrics(), step=step)
     return TrainOutcome(Path(current), run.run_id if run else None, final, time.perf_counter() - start, sft_eval,
                         gains)
 
@@ -213,7 +224,8 @@ def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
     def periodic(model, tokenizer, at: int) -> None:
         if not distributed.is_main():
             return
-        summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
+        with timing.phase("eval"):
+            summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
         _log_summaries(run, summaries, at)
         if on_eval is not None:
             on_eval(at, summaries)
