@@ -76,8 +76,8 @@ wheel-smoke: $(STAMP)  ## build the wheel and sdist (twine check), install the w
 	  echo "warning: the verifiers extra did not install (see $(WHEEL_VENV)/verifiers-install.log)"; fi
 	work=$$(mktemp -d) && bash tests/wheel_smoke.sh $(WHEEL_VENV) $$work && rm -rf $$work
 
-run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study and its report (4–8 min on 2 cores)
-	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
+run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study, settled, and its report
+	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml --until-settled; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
 bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
 	$(PY) benchmarks/bench_env.py
