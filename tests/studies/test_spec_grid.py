@@ -166,3 +166,17 @@ def test_values_that_are_not_sweep_syntax_are_one_clear_error(expr: str) -> None
 
     with pytest.raises(StudyError, match="not Hydra sweep syntax"):
         values("batch_size", expr)
+
+
+def test_an_audit_objective_needs_the_trials_to_audit_themselves(tmp_path):
+    study = tmp_path / "gap.yaml"
+    body = ("name: gap\noverrides: [experiment=smoke, audit.policy.in_studies={on}]\nparams:\n  seed: 0,1\n"
+            "objective: {{metric: audit/policy/memorisation.gap, direction: minimize}}\n")
+    study.write_text(body.format(on="true"))
+    assert len(make_plan(from_file(study, [])).trials) == 2
+    study.write_text(body.format(on="false"))
+    with pytest.raises(StudyError, match="audit.policy.in_studies=false turns that audit off"):
+        make_plan(from_file(study, []))
+    study.write_text(body.format(on="true").replace("audit/policy/", "audit_policy/"))
+    with pytest.raises(StudyError, match="not a final evaluation metric.*audit/policy/memorisation.gap"):
+        make_plan(from_file(study, []))

@@ -12,6 +12,9 @@ from ttt_lab.studies import grid
 from ttt_lab.studies.spec import StudyError, StudySpec
 
 FINAL_PREFIXES = ("eval/random/", "eval/optimal/")
+AUDIT_PREFIX = "audit/policy/"
+"""An objective read off the policy audit of each trial's final checkpoint (e.g. the
+memorisation gap, `audit/policy/memorisation.gap`): the trials must audit themselves."""
 
 
 @dataclass
@@ -45,19 +48,32 @@ def _load(overrides: list[str], what: str) -> Loaded:
 
 def _check_objectives(spec: StudySpec) -> None:
     for o in spec.objectives:
-        if not o.metric.startswith(FINAL_PREFIXES):
+        if not o.metric.startswith((*FINAL_PREFIXES, AUDIT_PREFIX)):
             raise StudyError(f"objective metric {o.metric!r} is not a final evaluation metric; use one of "
                              "eval/random/… or eval/optimal/… (win_rate, draw_rate, loss_rate, invalid_rate, "
-                             "format_rate, reward), e.g. eval/optimal/draw_rate.")
+                             "format_rate, reward), e.g. eval/optimal/draw_rate, or a check of the trials' policy "
+                             "audit, e.g. audit/policy/memorisation.gap.")
+
+
+def _check_audited(spec: StudySpec, loaded: Loaded, what: str) -> None:
+    """An audit objective needs every trial to run its policy audit."""
+    audited = [o.metric for o in spec.objectives if o.metric.startswith(AUDIT_PREFIX)]
+    if audited and not loaded.cfg.audit.policy.in_studies:
+        raise StudyError(f"{what}: the objective {audited[0]} comes from the policy audit of each trial's final "
+                         "checkpoint, but audit.policy.in_studies=false turns that audit off. Add "
+                         "audit.policy.in_studies=true to the study's overrides, or choose an eval/… objective.")
 
 
 def make_plan(spec: StudySpec) -> Plan:
     _check_objectives(spec)
     base = _load(spec.overrides, "the study's fixed overrides")
+    _check_audited(spec, base, "the study's fixed overrides")
     plan = Plan(spec, base)
     if spec.kind == "grid":
         for i, overrides in enumerate(grid.expand(spec)):
-            loaded = _load(overrides, f"trial {i} ({' '.join(overrides[len(spec.overrides):])})")
+            what = f"trial {i} ({' '.join(overrides[len(spec.overrides):])})"
+            loaded = _load(overrides, what)
+            _check_audited(spec, loaded, what)
             plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash))
     else:
         from ttt_lab.studies.space import distributions

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from ttt_lab import timing
+from ttt_lab.studies.plan import AUDIT_PREFIX
 from ttt_lab.studies.spec import StudySpec
 from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
 from ttt_lab.tracking import keys
@@ -31,8 +32,9 @@ class TrialResult:
     run_id: str | None = None
 
 
-def objective_values(spec: StudySpec, summaries: list) -> list[float]:
-    metrics: dict[str, float] = {}
+def objective_values(spec: StudySpec, summaries: list, audited: dict[str, float] | None = None) -> list[float]:
+    """The objectives from the final evaluation's summaries and the policy audit's metrics."""
+    metrics: dict[str, float] = dict(audited or {})
     for s in summaries:
         metrics |= s.metrics("eval")
     missing = [o.metric for o in spec.objectives if o.metric not in metrics]
@@ -112,7 +114,7 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
                              time.perf_counter() - start, error, run_id=out.run and out.run.run_id)
 
 
-def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> None:
+def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> dict[str, float]:
     """The memorisation probe of the trial's final checkpoint, on the trial's own run: its
     metrics (`audit/policy/...`), its status as a tag, `audit/audit.json` as an artifact."""
     from ttt_lab.audit.run import checkpoint_policy_audit
@@ -126,6 +128,7 @@ def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> None:
     run.set_tags({keys.POLICY_AUDIT: audit.status})
     run.log_text(audit.to_json(), "audit/audit.json")
     run.flush()
+    return audit.metrics()
 
 
 def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_run_id: str, loaded):
@@ -168,16 +171,17 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
         out.run = open_trial_run(spec, trial, overrides, store, parent_run_id, loaded)
 
         def on_eval(step: int, summaries: list) -> None:
-            if len(spec.objectives) != 1:
-                return
+            if len(spec.objectives) != 1 or spec.objectives[0].metric.startswith(AUDIT_PREFIX):
+                return  # pruning watches one objective, and an audit's exists only at the end
             trial.report(objective_values(spec, summaries)[0], step)
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned at step {step}")
 
         result = train(loaded, console, run=out.run, on_eval=on_eval)
+        audited = None
         if loaded.cfg.audit.policy.in_studies:
-            audit_trial_policy(loaded, str(result.checkpoint), out.run, console)
-        out.values = objective_values(spec, result.final)
+            audited = audit_trial_policy(loaded, str(result.checkpoint), out.run, console)
+        out.values = objective_values(spec, result.final, audited)
         out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
         out.run.log_metrics(clock.metrics())
     return out.result
