@@ -11,7 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 LAYERS = [
     {"errors", "__init__"},
-    {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files"},
+    {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats"},
+    {"error_output"},
     {"game"},
     {"env"},
     {"config"},

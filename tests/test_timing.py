@@ -18,14 +18,13 @@ def _spin(seconds: float) -> None:
 def test_nested_phases_charge_the_innermost_and_add_up_to_the_wall_time() -> None:
     clock = timing.Clock(already=2.0)
     t0 = time.perf_counter()
-    with timing.running(clock):
-        with timing.phase("rl"):
-            _spin(0.02)
-            with timing.phase("eval"):
-                _spin(0.03)
-                with timing.phase("tracking"):
-                    _spin(0.01)
-            _spin(0.02)
+    with timing.running(clock), timing.phase("rl"):
+        _spin(0.02)
+        with timing.phase("eval"):
+            _spin(0.03)
+            with timing.phase("tracking"):
+                _spin(0.01)
+        _spin(0.02)
     wall = time.perf_counter() - t0
     m = clock.metrics()
     assert m["time/start_s"] == 2.0

@@ -252,8 +252,8 @@ def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] 
     if any(is_launcher_setting(o) for o in spec.overrides):
         raise TttLabError(f"the study {study} sets launcher.* overrides (it is meant for SLURM): run it with "
                           "`ttt-lab sweep --launcher slurm`.")
-    out = run_study(spec, console or _quiet(), workers, storage, max_failures, dry_run, command_line(),
-                    trial_timeout, None)
+    out = run_study(spec, console or _quiet(), workers=workers, storage=storage, max_failures=max_failures,
+                    dry_run=dry_run, command=command_line(), trial_timeout=trial_timeout)
     return SweepResult(out.name, out.parent_run_id, out.finished, out.failed, out.pruned, out.unfinished)
 
 

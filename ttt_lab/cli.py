@@ -153,8 +153,9 @@ def sweep_(
 
         if list_:
             return list_studies(_console())
-        return sweep(args or [], _console(), dry_run, workers, storage, max_failures, name, trials, trial_timeout,
-                     launcher, wait, status, until_settled=until_settled, max_seeds=max_seeds)
+        return sweep(args or [], _console(), dry_run=dry_run, workers=workers, storage=storage,
+                     max_failures=max_failures, name=name, trials=trials, trial_timeout=trial_timeout,
+                     launcher=launcher, wait=wait, status=status, until_settled=until_settled, max_seeds=max_seeds)
 
     code = _run(body)
     if code:

@@ -41,7 +41,7 @@ def test_report_of_a_real_sweep_matches_the_store(swept_home: Path, swept: str) 
         assert f"<h2>{title}" in page
     assert page.count("<svg") >= 16 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     _, children = split_runs(home, swept)
-    from ttt_lab.report.render import pct
+    from ttt_lab.formats import pct
 
     for bs in (8, 16):
         runs = [r for r in children if r.data.params["train.phases.0.batch_size"] == str(bs)]

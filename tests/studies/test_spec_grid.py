@@ -175,8 +175,8 @@ def test_an_audit_objective_needs_the_trials_to_audit_themselves(tmp_path):
     study.write_text(body.format(on="true"))
     assert len(make_plan(from_file(study, [])).trials) == 2
     study.write_text(body.format(on="false"))
-    with pytest.raises(StudyError, match="audit.policy.in_studies=false turns that audit off"):
+    with pytest.raises(StudyError, match=r"audit\.policy\.in_studies=false turns that audit off"):
         make_plan(from_file(study, []))
     study.write_text(body.format(on="true").replace("audit/policy/", "audit_policy/"))
-    with pytest.raises(StudyError, match="not a final evaluation metric.*audit/policy/memorisation.gap"):
+    with pytest.raises(StudyError, match=r"not a final evaluation metric.*audit/policy/memorisation\.gap"):
         make_plan(from_file(study, []))

@@ -41,13 +41,9 @@ def run(fn: Callable[[], Any]) -> Any:
     except TttLabError as e:
         if STATE["debug"]:
             raise
-        from rich.console import Console
-        from rich.markup import escape
+        from ttt_lab.error_output import print_error
 
-        from ttt_lab.redact import RedactedStream
-
-        Console(file=RedactedStream(sys.stderr), stderr=True).print(f"[bold red]Error:[/] {escape(str(e))}",
-                                                                     highlight=False, soft_wrap=True)
+        print_error(e)
         _exit_now(2)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
@@ -59,7 +55,7 @@ def run(fn: Callable[[], Any]) -> Any:
 
 def _exit_now(code: int) -> None:
     """After a command that loaded torch, end the process at once: Python's tear-down of torch,
-    transformers and TRL costs 2-3 s at every exit and writes nothing. Streams are flushed and
+    transformers and TRL takes seconds at every exit and writes nothing. Streams are flushed and
     atexit handlers run first; every file ttt-lab writes is closed by then."""
     if "torch" not in sys.modules:
         return

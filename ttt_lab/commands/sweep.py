@@ -60,10 +60,10 @@ def _launch(spec: StudySpec, settings: list[str], launcher: str | None, wait: bo
     return LaunchRequest(load([*spec.overrides, *settings]).cfg.launcher, wait)
 
 
-def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int | None = None,
+def sweep(args: list[str], console: Console, *, dry_run: bool = False, workers: int | None = None,
           storage: str | None = None, max_failures: int | None = None, name: str | None = None,
           trials: int | None = None, trial_timeout: float | None = None, launcher: str | None = None,
-          wait: bool = False, status: bool = False, *, until_settled: bool = False, max_seeds: int | None = None
+          wait: bool = False, status: bool = False, until_settled: bool = False, max_seeds: int | None = None
           ) -> int:
     from ttt_lab.tracking.provenance import command_line
 
@@ -78,16 +78,16 @@ def sweep(args: list[str], console: Console, dry_run: bool = False, workers: int
         from ttt_lab.studies.launcher import show_status
 
         return show_status(spec, storage, launch.launcher, console)
+    options = {"workers": workers, "storage": storage, "max_failures": max_failures, "dry_run": dry_run,
+               "command": command_line(), "trial_timeout": trial_timeout, "launch": launch}
     if max_seeds is not None and not until_settled:
         raise StudyError("--max-seeds bounds --until-settled: add --until-settled, or drop --max-seeds.")
     if until_settled:
         from ttt_lab.studies.settle import run_until_settled
 
         return run_until_settled(spec, console, max_seeds=max_seeds, dry_run=dry_run, storage=storage,
-                                 run=lambda s: run_study(s, console, workers, storage, max_failures, dry_run,
-                                                         command_line(), trial_timeout, launch))
-    outcome = run_study(spec, console, workers, storage, max_failures, dry_run, command_line(), trial_timeout,
-                        launch)
+                                 run=lambda s: run_study(s, console, **options))
+    outcome = run_study(spec, console, **options)
     return 1 if outcome.failed or outcome.unfinished else 0
 
 

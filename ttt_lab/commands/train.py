@@ -6,7 +6,8 @@ from rich.console import Console
 
 from ttt_lab.api import train
 from ttt_lab.config.load import load
-from ttt_lab.evaluation.tables import caption, pct, rate_cell
+from ttt_lab.evaluation.tables import caption, rate_cell
+from ttt_lab.formats import pct, points
 
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
@@ -41,8 +42,9 @@ def rank_main(overrides: list[str], fresh: bool) -> int:
         _train_and_report(load(overrides), fresh, console)
     except TttLabError as e:
         if main:
-            Console(file=RedactedStream(sys.stderr), stderr=True).print(f"Error: {e}", highlight=False,
-                                                                         markup=False, soft_wrap=True)
+            from ttt_lab.error_output import print_error
+
+            print_error(e)
         return 2
     return 0
 
@@ -67,7 +69,7 @@ def _train_and_report(loaded, fresh: bool, console: Console) -> None:
     console.print(table)
     if out.gains and exact:
         console.print("final against SFT, exact: " + "; ".join(
-            f"{g.opponent} {100 * g.points_delta:+.1f} points per 100 games" for g in out.gains), highlight=False)
+            f"{g.opponent} {points(g.points_delta)} points per 100 games" for g in out.gains), highlight=False)
     elif out.gains:
         console.print("final against SFT, game by game: " + "; ".join(
             f"{g.opponent} {g.better} better, {g.worse} worse (sign test p = {g.p_value:.3g})" for g in out.gains),

@@ -11,14 +11,11 @@ from pathlib import Path
 from rich.table import Table
 
 from ttt_lab.evaluation.suite import SuiteResult
+from ttt_lab.formats import pct
 
 CSV_FIELDS = ("opponent", "mode", "games", "win_rate", "win_lo", "win_hi", "draw_rate", "draw_lo", "draw_hi",
               "loss_rate", "loss_lo", "loss_hi", "invalid_rate", "format_rate", "mean_turns", "reward",
               "games_per_s")
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}"
 
 
 def cell(rate: float, lo: float, hi: float) -> str:

@@ -94,7 +94,7 @@ def _best(moves_scores: list[tuple[int, int]], maximise: bool) -> tuple[int, tup
 def exploiting() -> tuple[tuple[int, ...], ...]:
     """Per state, the optimal moves that maximise the mover's chance of beating a random opponent.
 
-    Built on first use (about 0.1 s of exact fractions), apart from `table()` so that only the
+    Built on first use (exact fractions), apart from `table()` so that only the
     rule that needs it pays. Backward over the states: `wins[i]` is the chance that the side to
     move at `i` wins playing this rule against random replies; `after[j]` the chance that the
     side that just moved into `j` wins, its opponent now moving at random."""

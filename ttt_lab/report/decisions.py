@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from statistics import fmean
 
+from ttt_lab.formats import points
 from ttt_lab.pages import Figures, Para, Table
 from ttt_lab.report import figures
 from ttt_lab.report.collect import FINAL_METRICS, Study, spec_of
@@ -91,7 +92,7 @@ def sentences(a: Answer) -> list[str]:
     out = [f"Each condition against {kind} ({a.reference}, {100 * a.means[a.reference][0]:.1f} on {a.metric}); "
            f"a difference smaller than ±{100 * a.margin:g} points does not matter (the study's margin)."]
     for c in a.comparisons:
-        span = f"{100 * c.difference:+.1f} points [{100 * c.lo:+.1f}, {100 * c.hi:+.1f}]"
+        span = f"{points(c.difference)} points [{points(c.lo)}, {points(c.hi)}]"
         if c.decision == DIFFERS:
             out.append(f"{c.condition} differs: {span}.")
         elif c.decision == EQUIVALENT:
@@ -116,7 +117,7 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                                   a.margin)
         svgs["decisions.svg"] = svg
         blocks.append(Figures([("Decisions: difference and interval per comparison", svg, "decisions.svg")]))
-        rows = [[c.condition, f"{100 * c.difference:+.1f}", f"[{100 * c.lo:+.1f}, {100 * c.hi:+.1f}]", c.decision,
+        rows = [[c.condition, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]", c.decision,
                  "paired" if c.paired else "unpaired", str(c.seeds), _p(c.p_holm),
                  str(c.seeds_needed or "-") if c.decision == UNRESOLVED else "-"]
                 for c in a.comparisons]

@@ -6,7 +6,6 @@ Markdown twin (figures as SVG files beside it), both from the templates in
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
 from ttt_lab.evaluation.stats import mean_interval
+from ttt_lab.formats import pct
 from ttt_lab.pages import Figures, Heading, Para, Table, render_blocks
 from ttt_lab.report import figures, time_split
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, natural_key, spec_of, values
@@ -59,10 +59,6 @@ class Report:
 def objective(study: Study) -> str:
     objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": "eval/optimal/draw_rate"}]
     return objs[0]["metric"]
-
-
-def pct(v: float) -> str:
-    return "-" if not math.isfinite(v) else f"{100 * v:.1f}"
 
 
 def results_rows(study: Study) -> list[dict]:

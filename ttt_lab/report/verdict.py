@@ -18,6 +18,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
+from ttt_lab.formats import points
 from ttt_lab.report.collect import Trial, values
 
 MIN_SEEDS = 3
@@ -86,7 +87,7 @@ class Verdict:
             out.append(f"No condition differs from {ref_kind} ({self.reference}) beyond noise "
                        f"(Holm-corrected p >= {ALPHA:g} for every comparison).")
         for c in differ:
-            out.append(f"{c.condition} differs from {self.reference} by {100 * c.difference:+.1f} points "
+            out.append(f"{c.condition} differs from {self.reference} by {points(c.difference)} points "
                        f"({c.test}, Holm-corrected p = {c.p_holm:.3g}).")
         few = min(n for _, _, n in self.ranking)
         if few < MIN_SEEDS:

@@ -128,7 +128,7 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     return launcher.follow(jobs, workers_[0], la, todo, console)
 
 
-def run_study(spec: StudySpec, console: Console, workers: int | None = None, storage: str | None = None,
+def run_study(spec: StudySpec, console: Console, *, workers: int | None = None, storage: str | None = None,
               max_failures: int | None = None, dry_run: bool = False, command: str = "",
               trial_timeout: float | None = None, launch=None) -> StudyOutcome:
     from optuna.trial import TrialState

@@ -13,6 +13,7 @@ from statistics import fmean
 from rich.console import Console
 from rich.table import Table
 
+from ttt_lab.formats import points
 from ttt_lab.studies.decision import UNRESOLVED, Comparison, decide
 from ttt_lab.studies.grid import values as sweep_values
 from ttt_lab.studies.spec import StudyError, StudySpec
@@ -85,7 +86,7 @@ def decisions_table(comps: list[Comparison], n: int, max_seeds: int) -> Table:
     for col in ("condition", "compared with", "difference", "interval", "decision", "seeds needed"):
         t.add_column(col)
     for c in comps:
-        t.add_row(c.condition, c.reference, f"{100 * c.difference:+.1f}", f"[{100 * c.lo:+.1f}, {100 * c.hi:+.1f}]",
+        t.add_row(c.condition, c.reference, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]",
                   c.decision, str(c.seeds_needed or "-") if c.decision == UNRESOLVED else "-")
     return t
 
