@@ -118,3 +118,31 @@ def failing_sweep(tmp_path_factory: pytest.TempPathFactory, shared_home: Path):
     shutil.copytree(shared_home, h)
     out = cli("sweep", *FAILING_SWEEP, check=False, env=dict(os.environ, TTT_LAB_HOME=str(h)))
     return h, out
+
+
+SMOKE_TRAINING = ["experiment=smoke", "steps=2"]
+"""What `smoke_trained` trains: the smoke recipe with two RL steps (a run's first step is then a
+part of it, as `ttt-lab reproduce --steps 1` needs)."""
+
+
+@pytest.fixture(scope="session")
+def smoke_home(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> Path:
+    """The TTT_LAB_HOME `smoke_trained` trains into (its SQLite store holds the run). Shared by the
+    session: read it, or copy it to change anything."""
+    h = tmp_path_factory.mktemp("smoke-trained") / "runs"
+    shutil.copytree(shared_home, h)
+    return h
+
+
+@pytest.fixture(scope="session")
+def smoke_trained(smoke_home: Path):
+    """One `SMOKE_TRAINING` training in this process through the Python API (`ttt_lab.train`),
+    tracked in `smoke_home`'s SQLite store, on one torch thread: its `TrainResult` (checkpoint,
+    run id, final summaries). For tests that need a trained checkpoint or a logged training run,
+    not the `ttt-lab train` command itself."""
+    import ttt_lab
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TTT_LAB_HOME", str(smoke_home))
+        mp.setenv("TTT_LAB_TORCH_THREADS", "1")  # what `ttt_lab.train` sets torch to (runtime.torch_threads)
+        return ttt_lab.train(SMOKE_TRAINING)

@@ -1,4 +1,3 @@
-import os
 import shutil
 import time
 from pathlib import Path
@@ -11,16 +10,17 @@ pytestmark = pytest.mark.xdist_group("reproduce")
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> tuple[Path, str]:
-    """(home, run id) of one logged smoke training, shared by this module's tests."""
+def trained(tmp_path_factory: pytest.TempPathFactory, smoke_home: Path, smoke_trained) -> tuple[Path, str]:
+    """(home, run id) of one logged smoke training, shared by this module's tests: a copy of the
+    session's in-process training (`smoke_trained`), which these tests change (a metric logged)."""
+    home = tmp_path_factory.mktemp("reproduce") / "runs"
+    shutil.copytree(smoke_home, home)
     import mlflow
 
-    home = tmp_path_factory.mktemp("reproduce") / "runs"
-    shutil.copytree(shared_home, home)
-    cli("train", "experiment=smoke", "steps=2", env=dict(os.environ, TTT_LAB_HOME=str(home)))
     client = mlflow.MlflowClient(f"sqlite:///{home}/mlflow.db")
     (run,) = client.search_runs([e.experiment_id for e in client.search_experiments()],
                                 filter_string="tags.`ttt.kind` = 'train'")
+    assert run.info.run_id == smoke_trained.run_id
     return home, run.info.run_id
 
 
