@@ -61,3 +61,11 @@ def test_any_nesting_leaves_the_phases_summing_to_the_total(plan: list[tuple[str
     m = clock.metrics()
     assert all(m[f"time/{p}_s"] >= 0 for p in timing.PHASES)
     assert m["time/total_s"] == pytest.approx(sum(m[f"time/{p}_s"] for p in timing.PHASES), abs=0.005)
+
+
+def test_start_up_is_charged_once_and_only_in_a_process_ttt_lab_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "_start", {"unclaimed": False})
+    assert timing.claim_start() == 0.0  # a notebook or a test: its age is not ttt-lab's start-up
+    timing.own_process()
+    first = timing.claim_start()
+    assert first > 0 and timing.claim_start() == 0.0

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ttt_lab import timing
 from ttt_lab.cli_kit.run import STATE as _state
 from ttt_lab.cli_kit.run import Overrides
 from ttt_lab.cli_kit.run import console as _console
@@ -43,6 +44,7 @@ def main(
     version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print.")] = False,
 ) -> None:
     _state["debug"] = debug
+    timing.own_process()
     if config_dir:
         from ttt_lab.config.load import add_config_dirs
 

@@ -17,6 +17,7 @@ spawning) before its first trial, `other` whatever no phase claims (loading chec
 PREFIX = "time/"
 
 _current: ContextVar[Clock | None] = ContextVar("ttt_lab_clock", default=None)
+_start = {"unclaimed": False}
 
 
 class Clock:
@@ -73,6 +74,21 @@ def phase(name: str) -> contextlib.AbstractContextManager[None]:
     """Charge the block to `name` on the running clock (nothing when none runs)."""
     clock = _current.get()
     return clock.phase(name) if clock is not None else contextlib.nullcontext()
+
+
+def own_process() -> None:
+    """Say that this process was started to run ttt-lab (the CLI, a sweep worker): its start-up
+    is then charged to the first clock that claims it."""
+    _start["unclaimed"] = True
+
+
+def claim_start() -> float:
+    """This process's start-up seconds, once, in a process ttt-lab started; 0 otherwise (a
+    notebook's age is not ttt-lab's start)."""
+    if not _start["unclaimed"]:
+        return 0.0
+    _start["unclaimed"] = False
+    return process_age()
 
 
 def process_age() -> float:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.settings import EnvConfig
-from ttt_lab.game.opponents import MinimaxOpponent
+from ttt_lab.game.opponents import MinimaxOpponent, TableOpponent
 from ttt_lab.game.solver import table
 from ttt_lab.players.scripted import minimax_player
 
@@ -42,3 +42,23 @@ class MemorisingPlayer:
 
     def __repr__(self) -> str:
         return "MemorisingPlayer()"
+
+
+class BookOpponent(TableOpponent):
+    """The memoriser's rule as a table policy: its book's move, else the lowest free cell. As a
+    `ScriptedPlayer` its move distribution can be read off, so the exact panel audits it too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        book = _book()
+        t = table()
+        self._cells = {s: (book.get(b, b.index(".")),) for s, b in enumerate(t.boards) if not t.terminal[s]}
+
+    def choose(self, state: int, h: int) -> int:
+        return self._cells[state][0]
+
+    def choices(self, state: int) -> tuple[tuple[int, ...], bool]:
+        return self._cells[state], False
+
+    def __repr__(self) -> str:
+        return "BookOpponent()"

@@ -36,7 +36,7 @@ def test_memorising_policy_fails_the_probe():
 
 
 def test_minimax_player_draws_against_every_member_and_passes():
-    c = cfg()
+    c = cfg("eval.mode=sampled")  # the sampled panel (tests/audit/test_exact_panel.py: the exact one)
     audit = audit_policy(c, minimax_player(), MinimaxOpponent("random"))
     assert audit.status == PASS
     assert len(audit.data["members"]) == len(panel(MinimaxOpponent(), "value", 3)) == 13

@@ -95,7 +95,8 @@ def _figures(d: dict) -> list[tuple[str, str]]:
                           label="stratum deviation per batch")))
     if "members" in d:
         ms = d["members"]
-        out.append(("Games not lost against each panel member, with 95% intervals",
+        how = "expected, exact" if d.get("mode") == "exact" else "with 95% intervals"
+        out.append((f"Games not lost against each panel member ({how})",
                     _bars([m["name"] for m in ms], [m["held_rate"] for m in ms], [m["held_lo"] for m in ms],
                           [m["held_hi"] for m in ms], label="held rate per panel member")))
     return out

@@ -18,8 +18,10 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import fmean
 
 from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, upper
+from ttt_lab.audit.exact_panel import ExactMember, exact_panel, member_distribution
 from ttt_lab.config.schema import Config
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import Player, play_games
@@ -218,10 +220,76 @@ def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
     return Check("tree.lines_not_held", float(len(lost)), "informational", PASS, detail), data
 
 
+def exact_memorisation_check(results: list[ExactMember], training: list[bool], min_gap: float) -> Check:
+    """The memorisation check on expected rates: FAIL when the training opponent is held more
+    than `min_gap` more often than the rest of the panel even at the cut paths' worst, WARN when
+    only their mass could make it so."""
+    mine = [r for r, t in zip(results, training, strict=True) if t]
+    rest = [r for r, t in zip(results, training, strict=True) if not t]
+    held, r_held = fmean(r.held for r in mine), fmean(r.held for r in rest)
+    u, r_u = fmean(r.unexplored for r in mine), fmean(r.unexplored for r in rest)
+    gap, lo, hi = held - r_held, held - r_held - r_u, held + u - r_held
+    status = FAIL if lo > min_gap else WARN if hi > min_gap else PASS
+    rates = [r.held for r in results]
+    bounds = f" (bounds {lo:+.1%} to {hi:+.1%}: paths cut below eval.min_prob)" if u or r_u else ""
+    detail = (f"exact: the training opponent is held (draw or win) in {held:.1%} of games in expectation, the rest "
+              f"of the panel in {r_held:.1%}: {gap:+.1%}{bounds}; spread over the panel {max(rates) - min(rates):.1%}")
+    return Check("memorisation.gap", gap, f"<= {min_gap:g}", status, detail)
+
+
+def _exact_members(cfg: Config, player: Player, members: list[Member]):
+    """The policy's distribution and each member's, or None where any cannot be read off (or
+    `eval.mode=sampled` asks for games)."""
+    from ttt_lab.evaluation.exact import reply_distribution
+
+    if cfg.eval.mode == "sampled":
+        return None
+    policy, _why = reply_distribution(cfg, player)
+    dists = [member_distribution(m.opponent) for m in members]
+    if policy is None or any(d is None for d in dists):
+        return None
+    return policy, [(m.name, d) for m, d in zip(members, dists, strict=True)]
+
+
+def _exact_audit(cfg: Config, player: Player, members: list[Member], policy, dists) -> Audit:
+    a = cfg.audit.policy
+    results = exact_panel(cfg, policy, dists)
+    training = [m.is_training for m in members]
+    moves = sum(r.moves for r in results)
+    audit = Audit("policy", repr(player))
+    audit.checks = [
+        exact_memorisation_check(results, training, a.min_gap),
+        upper("fork_allowed_rate", fmean(r.fork for r in results), a.max_fork_rate, 1.0,
+              f"probability, averaged over the {len(results)} panel members, that the policy lets the opponent set "
+              "up two winning lines (exact)"),
+        Check("optimal_agreement", sum(r.optimal for r in results) / moves if moves else 1.0, "informational", PASS,
+              "share of the policy's moves that keep the perfect-play value (exact, expected over the panel)"),
+    ]
+    invalid = sum(r.invalid for r in results)
+    if invalid:
+        audit.checks.append(Check("invalid_moves", invalid, "0", WARN,
+                                  f"{invalid:.3f} invalid replies per game in expectation, summed over the panel"))
+    audit.data = {"mode": "exact", "members": [r.as_dict() | {"training": t} for r, t in zip(results, training,
+                                                                                              strict=True)],
+                  "noise": a.noise, "tree": None}
+    return audit
+
+
 def audit_policy(cfg: Config, player: Player, training: Opponent,
                  on_finished: Callable[[int], None] | None = None) -> Audit:
+    """The panel on the exact tree walk where the policy's and every member's moves can be read
+    off (`eval.mode` auto or exact); otherwise sampled games, `audit.policy.games` per member."""
     start = time.perf_counter()
     a = cfg.audit.policy
+    # In expectation a random tie-break's seed sets are one opponent: the exact panel needs one.
+    exact = _exact_members(cfg, player, panel(training, cfg.opponent.scoring, 1, a.noise))
+    if exact is not None:
+        audit = _exact_audit(cfg, player, panel(training, cfg.opponent.scoring, 1, a.noise), *exact)
+        if a.tree:
+            tree, audit.data["tree"] = tree_check(player, cfg)
+            audit.checks.append(tree)
+        audit.seconds = time.perf_counter() - start
+        return audit
     members = panel(training, cfg.opponent.scoring, a.seed_sets, a.noise)
     results, records = [], []
     for m in members:

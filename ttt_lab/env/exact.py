@@ -71,6 +71,8 @@ class ModelTurn:
     invalid: int = 0
     in_format: int = 0
     left: int = 0
+    state: int = -1
+    """The position the model moves from (set once its replies are known)."""
 
 
 Node = ModelTurn | OpponentTurn | Leaf | Cut
@@ -153,7 +155,7 @@ class _Expander:
             total += q
             node.replies.append((q, reply, self.after_reply(ep, reply, reach * q)))
         node.unexplored = max(0.0, 1.0 - total)
-        node.turns, node.invalid, node.in_format = ep.model_turns, ep.invalid, ep.in_format
+        node.turns, node.invalid, node.in_format, node.state = ep.model_turns, ep.invalid, ep.in_format, ep.state
         node.left = max(1, self.env.max_model_turns - ep.model_turns)
         node.episode = None  # the conversation is no longer needed once its replies are known
 

@@ -111,7 +111,7 @@ def opponent_distribution(entry: SuiteEntry) -> OpponentDistribution:
     return opponent.distribution  # type: ignore[attr-defined]
 
 
-def _bound(dists: Sequence[OpponentDistribution]) -> OpponentDistribution:
+def largest_of(dists: Sequence[OpponentDistribution]) -> OpponentDistribution:
     def largest(state: int) -> dict[int, float]:
         out: dict[int, float] = {}
         for d in dists:
@@ -126,7 +126,7 @@ def policy_tree(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEnt
                 on_level: Callable[[int], None] | None = None) -> Tree:
     """One tree for the whole suite (and the best response when asked): the policy is asked once
     per conversation whichever opponent leads there."""
-    bound = None if best_response else _bound([opponent_distribution(e) for e in suite])
+    bound = None if best_response else largest_of([opponent_distribution(e) for e in suite])
     return expand_tree(policy, cfg.env, starts(cfg), min_prob=cfg.eval.min_prob, opponent_bound=bound,
                        on_level=on_level)
 

@@ -149,10 +149,6 @@ def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_r
     return run
 
 
-_FIRST_TRIAL = True
-"""The process's own start is charged to the first trial it runs."""
-
-
 def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str,
               console: Console) -> TrialResult:
     import optuna
@@ -161,9 +157,7 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
     from ttt_lab.train.pipeline import train
     from ttt_lab.train.runtime import torch_threads
 
-    global _FIRST_TRIAL
-    clock = timing.Clock(already=timing.process_age() if _FIRST_TRIAL else 0.0)
-    _FIRST_TRIAL = False
+    clock = timing.Clock(already=timing.claim_start())
     with settle(study, trial, storage) as out, timing.running(clock):
         loaded = load([*spec.overrides, *overrides])
         mark_worker(trial, overrides, loaded.config_hash)

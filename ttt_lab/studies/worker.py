@@ -82,6 +82,9 @@ def trial_overrides(spec: StudySpec, trial) -> list[str]:
 def worker_main(job: WorkerJob, events, stop) -> None:
     """Entry point of a spawned worker; reports ('start'|'end'|'exit', …) events to the parent
     and claims no new trial once `stop` is set (the study hit --max-failures)."""
+    from ttt_lab import timing
+
+    timing.own_process()  # its start-up is charged to the first trial it runs
     os.environ["TTT_LAB_HOME"] = job.home
     os.environ["TTT_LAB_TORCH_THREADS"] = str(job.threads)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")

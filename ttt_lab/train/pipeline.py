@@ -132,7 +132,7 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
                       "its finished phases", highlight=False)
 
     # A caller's clock (a sweep trial's) keeps running; otherwise this training has its own.
-    clock = timing.current() or timing.Clock(already=timing.process_age())
+    clock = timing.current() or timing.Clock(already=timing.claim_start())
     with timing.running(clock):
         if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
             return _train(loaded, console, folder, start, False, None, None)
