@@ -89,3 +89,25 @@ def test_sweep_workers_honour_the_tracking_outage_wait(tmp_path: Path) -> None:
     spec = from_args(["batch_size=8,16", "experiment=smoke", f"home={tmp_path}", "tracking.outage_wait_s=7"])
     job = plan_job(make_plan(spec), "sqlite:///x.db", "parent", 0, 1, str(tmp_path))
     assert job.outage_wait_s == 7 and job.open_store().outage_wait_s == 7
+
+
+def test_a_look_with_more_seeds_claims_and_runs_the_new_points_in_the_same_study() -> None:
+    """The second look's grid has more seed values than the first's: its trials are claimed from
+    the same Optuna study (a categorical parameter cannot gain values there, so grid points live
+    in user attributes)."""
+    import optuna
+
+    from ttt_lab.studies.enqueue import enqueue_grid
+    from ttt_lab.studies.plan import make_plan
+    from ttt_lab.studies.worker import claim, trial_overrides
+
+    spec = from_args(["batch_size=8,16", "seed=0,1", "experiment=smoke"])
+    study = optuna.create_study(study_name=spec.name, direction="maximize")
+    seen = []
+    for n in (2, 4):
+        look = with_seeds(spec, seeds_for([0, 1], n))
+        assert enqueue_grid(study, make_plan(look)) == 2 * (n - len(seen) // 2)
+        while (trial := claim(look, study, None)) is not None:
+            seen.append(" ".join(trial_overrides(look, trial)))
+            study.tell(trial, 0.5)
+    assert sorted(seen) == sorted(f"batch_size={b} seed={k}" for b in (8, 16) for k in range(4))

@@ -66,15 +66,12 @@ def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
 
 
 def trial_overrides(spec: StudySpec, trial) -> list[str]:
-    from ttt_lab.studies.grid import values
     from ttt_lab.studies.space import to_overrides
 
     fixed = trial.user_attrs.get("overrides")
     if fixed is not None:
-        for k, v in trial.user_attrs.get("grid_params", {}).items():
-            got = trial.suggest_categorical(k, values(k, spec.params[k]))  # the enqueued value, recorded
-            if got != v:
-                raise RuntimeError(f"enqueued {k}={v} but Optuna returned {got}")
+        # A grid point lives in its user attrs (grid_params), not as Optuna params: a categorical
+        # parameter cannot gain values within a study, and --until-settled adds seeds to it.
         return list(fixed)
     return to_overrides(trial.params)
 
