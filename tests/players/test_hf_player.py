@@ -32,6 +32,20 @@ def test_sampling_is_reproducible_for_a_seed_and_really_samples(tiny_checkpoint:
     assert sampled != replies(0.0, 3), "temperature 1 is not greedy decoding"
 
 
+def test_a_sampling_player_leaves_the_global_rng_alone(tiny_checkpoint: Path) -> None:
+    """A training's periodic evaluation samples through a player: the training's RNG stream must
+    not depend on it (neither reseeded on creation nor advanced by sampling)."""
+    import torch
+
+    examples = make_dataset(DatasetConfig(size=4), 0)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    player = HFPlayer(str(tiny_checkpoint), max_new_tokens=6, temperature=1.0, seed=7)
+    play_games(player, examples, EnvConfig(max_model_turns=1), MinimaxOpponent())
+    assert torch.equal(torch.rand(3), expected)
+
+
 def test_missing_checkpoint_is_explained(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="cannot load the model"):
         HFPlayer(str(tmp_path / "nothing-here"))

@@ -86,8 +86,7 @@ class HFPlayer:
         self.model.eval()
         self.device, self.temperature = device, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
-        self._generator = torch.Generator(device=device).manual_seed(seed)
-        torch.manual_seed(seed)
+        self._generator = torch.Generator().manual_seed(seed)
         self.path = path
 
     @classmethod
@@ -122,7 +121,7 @@ class HFPlayer:
                  for c in conversations]
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         sample = self.temperature > 0
-        with torch.no_grad():
+        with torch.no_grad(), self._own_rng(sample):
             ids = self.model.generate(
                 **enc,
                 max_new_tokens=self.max_new_tokens,
@@ -134,6 +133,21 @@ class HFPlayer:
             )
         new = ids[:, enc["input_ids"].shape[1] :]
         return self.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+    def _own_rng(self, sample: bool):
+        """Sampling draws from this player's own seeded stream; the process's global RNG is left as
+        it was (a training's periodic evaluation must not reseed the training)."""
+        import contextlib
+
+        import torch
+
+        if not sample:
+            return contextlib.nullcontext()
+        seed = int(torch.randint(0, 2**62, (1,), generator=self._generator))
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.random.fork_rng(devices=[] if self.device == "cpu" else None))
+        torch.manual_seed(seed)
+        return stack
 
     def __repr__(self) -> str:
         return f"HFPlayer({self.path!r})"
