@@ -23,7 +23,7 @@ from ttt_lab.env.episode import Episode, Turn
 from ttt_lab.env.parser import parse
 from ttt_lab.env.rubric import DRAW, WIN
 from ttt_lab.env.settings import EnvConfig
-from ttt_lab.env.tree import _branch, _Told
+from ttt_lab.env.tree import ToldOpponent, branch
 from ttt_lab.game.solver import table
 
 
@@ -107,7 +107,7 @@ def _cut(ep: Episode, env: EnvConfig) -> Cut:
 class _Expander:
     def __init__(self, env: EnvConfig, min_prob: float, bound: OpponentDistribution | None, markov: bool) -> None:
         self.env, self.min_prob, self.bound = env, min_prob, bound
-        self.told, self.table = _Told(), table()
+        self.told, self.table = ToldOpponent(), table()
         self.frontier: list[tuple[ModelTurn, float]] = []
         self.shared: dict[tuple, ModelTurn] | None = {} if markov else None
 
@@ -163,12 +163,12 @@ class _Expander:
         p = parse(reply, ep.board, self.env.think)
         after = self.table.children[ep.state][p.cell] if p.valid else None
         if after is None or self.table.terminal[after]:
-            child = _branch(ep)
+            child = branch(ep)
             child.step(reply)
             return self.model_turn(child, reach)
         children: dict[int, Node] = {}
         for cell, q in self.opponent_cells(after).items():
-            child = _branch(ep)
+            child = branch(ep)
             self.told.cell = cell
             child.step(reply)
             children[cell] = self.model_turn(child, reach * q)

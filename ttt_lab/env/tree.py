@@ -20,7 +20,7 @@ from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.solver import table
 
 
-class _Told:
+class ToldOpponent:
     """An opponent that plays the cell it was last told (the tree walk tells it each branch)."""
 
     cell = -1
@@ -32,13 +32,15 @@ class _Told:
         return "every-reply"
 
 
-def _branch(ep: Episode) -> Episode:
+def branch(ep: Episode) -> Episode:
+    """A copy of the conversation that can go on differently (its own messages, moves, counts)."""
     child = copy.copy(ep)
     child.messages, child.moves, child.invalid_kinds = list(ep.messages), list(ep.moves), dict(ep.invalid_kinds)
     return child
 
 
-def _roots(env: EnvConfig, opponent: _Told, model_symbol: str, sides: Sequence[bool], seed: int) -> list[Episode]:
+def _roots(env: EnvConfig, opponent: ToldOpponent, model_symbol: str, sides: Sequence[bool],
+           seed: int) -> list[Episode]:
     roots = []
     for first in sides:
         ex = Example(index=len(roots), seed=seed, p_random=0.0, model_first=first, model_symbol=model_symbol,
@@ -64,7 +66,7 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
     (a scripted player's tie-breaks follow it)."""
     env.validate()
     t = table()
-    opponent = _Told()
+    opponent = ToldOpponent()
     active = _roots(env, opponent, model_symbol, sides, seed)
     done: list[Episode] = []
     while active:
@@ -77,7 +79,7 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
             after = t.children[ep.state][p.cell] if p.valid else None
             cells = [-1] if after is None or t.terminal[after] else list(t.legal[after])
             for cell in cells:
-                child = ep if len(cells) == 1 else _branch(ep)
+                child = ep if len(cells) == 1 else branch(ep)
                 opponent.cell = cell
                 child.step(reply)
                 (done if child.done else following).append(child)
