@@ -22,6 +22,8 @@ def _nothing_written(home: Path) -> bool:
     (["batch_size=8,16", "seed=0,1", "experiment=smoke", "--max-seeds", "4"], "--max-seeds bounds --until-settled"),
     (["batch_size=8,16", "seed=0,1,2", "experiment=smoke", "--until-settled", "--max-seeds", "2"],
      "fewer than the 3"),
+    (["batch_size=8,16", "seed=0,1", "experiment=smoke", "--until-settled", "--launcher", "slurm",
+      "launcher.cluster=local"], "must wait for the launcher's jobs: add --wait"),
 ])
 def test_until_settled_refuses_a_study_it_cannot_settle_before_any_work(home: Path, args: list[str],
                                                                         says: str) -> None:

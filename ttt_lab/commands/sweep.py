@@ -82,6 +82,10 @@ def sweep(args: list[str], console: Console, *, dry_run: bool = False, workers: 
                "command": command_line(), "trial_timeout": trial_timeout, "launch": launch}
     if max_seeds is not None and not until_settled:
         raise StudyError("--max-seeds bounds --until-settled: add --until-settled, or drop --max-seeds.")
+    if until_settled and launch is not None and not launch.wait and not dry_run:
+        raise StudyError("--until-settled takes each look when its trials have finished, so it must wait for the "
+                         "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
+                         "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     if until_settled:
         from ttt_lab.studies.settle import run_until_settled
 
