@@ -173,7 +173,7 @@ def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparis
 
 
 def test_a_study_without_policy_audits_says_so_and_one_with_them_shows_each_trial():
-    from ttt_lab.report.render import policy_section
+    from ttt_lab.report.audit_sections import policy_section
 
     s = study()
     assert "No policy audit of the final checkpoints in this study" in policy_section(s).markdown
@@ -188,7 +188,7 @@ def test_a_study_without_policy_audits_says_so_and_one_with_them_shows_each_tria
 def test_a_stored_user_opponent_is_not_imported_without_trust_code(tmp_path, monkeypatch):
     """A shared tracking store names the study's opponent class; building it runs its code,
     so the report's audits skip it (saying how to opt in) unless --trust-code."""
-    from ttt_lab.report.render import audits
+    from ttt_lab.report.audit_sections import audits
 
     marker = tmp_path / "imported"
     (tmp_path / "stored_opponent_mod.py").write_text(

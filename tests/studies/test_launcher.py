@@ -71,7 +71,7 @@ def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(ho
 
 def test_the_sbatch_script_carries_the_launcher_settings() -> None:
     from ttt_lab.config.load import load
-    from ttt_lab.studies.launcher import sbatch_script
+    from ttt_lab.studies.sbatch import sbatch_script
 
     la = load(["launcher.partition=gpu", "launcher.time_min=90", "launcher.cpus_per_worker=6",
                "launcher.gpus_per_worker=1", "launcher.mem_gb=32", "launcher.max_parallel=2",

@@ -19,15 +19,15 @@ LOGP_TOLERANCE = 1e-4
 
 
 def test_auto_does_not_compile_and_says_why(tmp_path: Path) -> None:
-    from ttt_lab.train import grpo
+    from ttt_lab.train import trainer_args
 
     said: list[str] = []
     cfg = cfg_for(tmp_path, "steps=1")
     assert use_compile(cfg, said.append) is False and len(said) == 1 and "train.compile=true forces it" in said[0]
-    assert grpo.grpo_args(cfg, cfg.train.phases[0], 1, tmp_path, 60).torch_compile is False
+    assert trainer_args.grpo_args(cfg, cfg.train.phases[0], 1, tmp_path, 60).torch_compile is False
     forced = cfg_for(tmp_path, "steps=1", "train.compile=true")
     assert use_compile(forced, said.append) is True and len(said) == 1
-    assert grpo.grpo_args(forced, forced.train.phases[0], 1, tmp_path, 60).torch_compile is True
+    assert trainer_args.grpo_args(forced, forced.train.phases[0], 1, tmp_path, 60).torch_compile is True
     assert use_compile(cfg_for(tmp_path, "train.compile=false")) is False
 
 

@@ -65,11 +65,11 @@ def test_bf16_plays_the_greedy_moves_of_fp32_with_close_log_probs(sft_run, tmp_p
 
 def test_a_bf16_grpo_step_changes_the_weights_and_a_bf16_sft_learns(sft_run, tiny_checkpoint, tmp_path: Path) -> None:
     from tests.train.test_training import weights
-    from ttt_lab.train import grpo
+    from ttt_lab.train import grpo, trainer_args
     from ttt_lab.train.sft import run_sft
 
     cfg = cfg_for(tmp_path, "steps=1", "temperature=1.5", "train.precision=bf16")
-    assert grpo.grpo_args(cfg, cfg.train.phases[0], 1, tmp_path, 60).bf16
+    assert trainer_args.grpo_args(cfg, cfg.train.phases[0], 1, tmp_path, 60).bf16
     info = grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(sft_run[0]), tmp_path / "rl")
     assert info["steps"] == 1 and not torch.equal(weights(sft_run[0]), weights(tmp_path / "rl"))
     sft = run_sft(cfg_for(tmp_path, "train.precision=bf16", "train.sft.num_games=48", "train.sft.epochs=8",

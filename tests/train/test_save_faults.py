@@ -14,7 +14,7 @@ import pytest
 
 from tests import forked_cli
 from tests.conftest import cli
-from ttt_lab.train.grpo import complete
+from ttt_lab.train.checkpoints import complete
 
 pytestmark = pytest.mark.slow
 

@@ -108,7 +108,7 @@ def test_grpo_step_changes_weights_and_rewards_arrive(sft_run: tuple[Path, dict]
 
 def test_rollout_func_groups_share_the_opponent(tiny_checkpoint: Path, tmp_path: Path) -> None:
     from ttt_lab.game.board import play
-    from ttt_lab.train.grpo import make_rollout_func
+    from ttt_lab.train.grpo_rollout import make_rollout_func
     from ttt_lab.train.phase_data import phase_dataset
 
     cfg = cfg_for(tmp_path, "dataset.first_player=opponent", "dataset.p_min=0.5", "dataset.p_max=0.5")
@@ -159,7 +159,7 @@ def test_a_checkpoint_set_aside_is_passed_over_by_every_later_look(tmp_path: Pat
     do the same to rank 0's next run."""
     import json
 
-    from ttt_lab.train.grpo import last_checkpoint
+    from ttt_lab.train.checkpoints import last_checkpoint
 
     for step, files in ((2, ("model.safetensors", "optimizer.pt", "scheduler.pt")), (3, ("model.safetensors",))):
         cp = tmp_path / f"checkpoint-{step}"

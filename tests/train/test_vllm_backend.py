@@ -91,7 +91,7 @@ def _segments(r) -> list[list[int]]:
 def test_trl_receives_the_per_turn_cap_and_the_vllm_server_from_the_schema(tmp_path) -> None:
     """What TRL's GRPOConfig holds (not our helper's arguments): vLLM on, its mode and URL,
     replies capped per turn at player.max_new_tokens, and the phase's schema values."""
-    from ttt_lab.train.grpo import grpo_args
+    from ttt_lab.train.trainer_args import grpo_args
 
     from .conftest import cfg_for
 
@@ -107,7 +107,7 @@ def test_trl_receives_the_per_turn_cap_and_the_vllm_server_from_the_schema(tmp_p
 
 def test_rollout_func_generates_with_the_trainers_vllm_and_returns_its_logprobs(sft_run, tmp_path) -> None:
     from ttt_lab.train.checkpoints import load_model
-    from ttt_lab.train.grpo import make_rollout_func
+    from ttt_lab.train.grpo_rollout import make_rollout_func
     from ttt_lab.train.phase_data import phase_dataset
 
     from .conftest import cfg_for

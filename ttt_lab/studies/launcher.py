@@ -7,7 +7,8 @@ What a cluster adds is handled here: a task stopped by its time limit or a preem
 (`checkpoint`); a task killed outright leaves its trial to the other workers' recovery, which
 queues it again (`WorkerJob.requeue_dead`); `--wait` follows the study and fails the trials
 of tasks that ended under them. `launcher.cluster=local` runs the same path on this machine
-through submitit's local executor (real processes)."""
+through submitit's local executor (real processes). The array's sbatch settings are built in
+`sbatch`, each task's loop runs in `array_worker`; submitting, following and status are here."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ import dataclasses
 import json
 import os
 import shutil
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,11 +24,12 @@ from pathlib import Path
 import submitit
 from rich.console import Console
 from rich.table import Table
-from submitit.local.local import LOCAL_REQUEUE_RETURN_CODE
 
 from ttt_lab.config.schema import LauncherConfig
+from ttt_lab.studies.array_worker import ArrayWorker, _open, fail_and_requeue
+from ttt_lab.studies.sbatch import executor, folder_of
 from ttt_lab.studies.spec import StudyError
-from ttt_lab.studies.worker import WorkerJob, worker_main
+from ttt_lab.studies.worker import WorkerJob
 
 JOBS_FILE = "jobs.json"
 
@@ -38,159 +38,6 @@ JOBS_FILE = "jobs.json"
 class LaunchRequest:
     launcher: LauncherConfig
     wait: bool = False
-
-
-def check_launch(la: LauncherConfig, storage_url: str, tracking_uri: str) -> None:
-    """Refuse, before anything is created or submitted, what cannot work on a cluster."""
-    if la.cluster != "slurm":
-        return
-    if storage_url.startswith("sqlite"):
-        raise StudyError(f"--launcher slurm needs an Optuna storage every node reaches: {storage_url.split('?')[0]} "
-                         "is a SQLite file, which workers on other nodes cannot share (file locks over network file "
-                         "systems are unreliable). Pass --storage postgresql://user:password@host:5432/db, or "
-                         "--storage journal:///shared/path/study.log (a file on a file system every node mounts, no "
-                         "database server), or set $TTT_LAB_OPTUNA_STORAGE; or try the launch on this machine with "
-                         "launcher.cluster=local.")
-    if not tracking_uri.startswith(("http://", "https://", "postgresql", "mysql")):
-        raise StudyError(f"--launcher slurm needs a tracking store every node reaches; tracking.uri={tracking_uri} "
-                         "is a local file. Start an MLflow server (`mlflow server --backend-store-uri postgresql://…`) "
-                         "and pass tracking.uri=http://HOST:5000, or try the launch here with launcher.cluster=local.")
-    if shutil.which("sbatch") is None or shutil.which("srun") is None:
-        raise StudyError("--launcher slurm found no `sbatch`/`srun` on this machine: run the sweep from a SLURM login "
-                         "node, or try the launch on this machine with launcher.cluster=local.")
-
-
-def folder_of(la: LauncherConfig, study: str) -> Path:
-    return Path(la.log_dir).resolve() / study
-
-
-def slurm_parameters(la: LauncherConfig, study: str, workers: int) -> dict:
-    """submitit's SlurmExecutor parameters for the schema's `launcher.*`."""
-    params: dict = {"job_name": f"ttt-lab-{study}", "time": la.time_min, "cpus_per_task": la.cpus_per_worker,
-                    "array_parallelism": la.max_parallel or workers, "setup": list(la.setup),
-                    "additional_parameters": {k.replace("_", "-"): v for k, v in la.sbatch.items()}}
-    if la.partition:
-        params["partition"] = la.partition
-    if la.gpus_per_worker:
-        params["gpus_per_node"] = la.gpus_per_worker
-    if la.mem_gb:
-        params["mem"] = f"{int(la.mem_gb)}GB" if la.mem_gb == int(la.mem_gb) else f"{int(la.mem_gb * 1024)}MB"
-    return params
-
-
-def sbatch_script(la: LauncherConfig, study: str, workers: int) -> str:
-    """The sbatch file submitit writes for the array (its own template, the same call)."""
-    from submitit.slurm.slurm import _make_sbatch_string
-
-    folder = folder_of(la, study) / "%j"
-    command = f"{sys.executable} -u -m submitit.core._submit {folder}"
-    return _make_sbatch_string(command=command, folder=folder, map_count=workers,
-                               **slurm_parameters(la, study, workers))
-
-
-def _executor(la: LauncherConfig, study: str, workers: int):
-    folder = folder_of(la, study) / "%j"
-    if la.cluster == "local":
-        ex = submitit.LocalExecutor(folder, max_num_timeout=la.max_requeues)
-        ex.update_parameters(timeout_min=la.time_min, setup=list(la.setup))
-        return ex
-    ex = submitit.SlurmExecutor(folder, max_num_timeout=la.max_requeues)
-    ex.update_parameters(**slurm_parameters(la, study, workers))
-    return ex
-
-
-class _Events:
-    """What a worker reports, in a task with no parent to hear it: the job's log, and the trial
-    it is running (for `checkpoint`)."""
-
-    def __init__(self, owner: ArrayWorker) -> None:
-        self.owner = owner
-
-    def put(self, event) -> None:
-        kind, _, payload = event
-        if kind == "start":
-            self.owner.current = payload[0]
-            print(f"trial {payload[0]} started", flush=True)
-        elif kind == "end":
-            self.owner.current = None
-            print(f"trial {payload.number} {payload.state} in {payload.seconds:.1f} s", flush=True)
-
-
-class ArrayWorker(submitit.helpers.Checkpointable):
-    """One array task: the worker loop until the study has nothing left, then the parent run
-    closed if this was the last trial. Requeued by submitit after a time limit or preemption."""
-
-    def __init__(self, job: WorkerJob) -> None:
-        self.job = job
-        self.current: int | None = None
-        self.stop = threading.Event()
-        self.preempted = False
-
-    def __call__(self) -> str:
-        """The worker loop. A preempted local task exits with the status that makes submitit's
-        local executor start it again: submitit's signal handler exits with it by raising
-        SystemExit wherever the main thread happens to be, and code there can swallow it (a
-        finaliser running at that moment, for one: Python only prints "Exception ignored"); the
-        worker then stops claiming trials, ends normally and is never started again (seen under
-        load in the fault-grid test; which code swallowed it there was not pinned down). On
-        SLURM the requeue is `scontrol requeue`, issued before that exit, so an ordinary end is
-        fine there."""
-        env = submitit.JobEnvironment()
-        job = dataclasses.replace(self.job, job_id=env.job_id)
-        worker_main(job, _Events(self), self.stop)
-        if self.preempted and env.cluster == "local":
-            sys.exit(LOCAL_REQUEUE_RETURN_CODE)
-        _close_if_done(job)
-        return env.job_id
-
-    def checkpoint(self, *args, **kwargs) -> submitit.helpers.DelayedSubmission:
-        """Called on the scheduler's warning signal: the running trial is failed and queued again
-        (its worker is about to stop) and no further trial is claimed."""
-        self.stop.set()
-        self.preempted = True
-        if self.current is not None:
-            _fail_and_requeue(self.job, [self.current], "its job hit the time limit or was preempted; queued again")
-        return submitit.helpers.DelayedSubmission(ArrayWorker(self.job))
-
-    def __getstate__(self) -> dict:
-        return {"job": self.job}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["job"])
-
-
-def _open(job: WorkerJob):
-    from ttt_lab.studies import storage as st
-
-    storage = st.open_storage(job.storage_url)
-    return storage, st.load(storage, job.spec, job.distributions), job.open_store()
-
-
-def _fail_and_requeue(job: WorkerJob, numbers: list[int], why: str) -> list[int]:
-    from optuna.trial import TrialState
-
-    from ttt_lab.studies.enqueue import requeue_trials
-    from ttt_lab.studies.mutex import study_mutex
-    from ttt_lab.studies.recovery import fail_trial
-
-    storage, study, store = _open(job)
-    with study_mutex(storage, job.storage_url, job.spec.name):
-        trials = study.get_trials(deepcopy=False)
-        failed = [n for n in numbers if trials[n].state == TrialState.RUNNING]
-        for n in failed:
-            fail_trial(study, storage, store, trials[n], why)
-        return requeue_trials(study, failed, job.requeue_dead) if failed else []
-
-
-def _close_if_done(job: WorkerJob) -> None:
-    from optuna.trial import TrialState
-
-    from ttt_lab.studies.enqueue import count
-    from ttt_lab.studies.parent_run import close_parent
-
-    _, study, store = _open(job)
-    if not count(study, TrialState.RUNNING, TrialState.WAITING):
-        close_parent(study, store, job.parent_run_id)
 
 
 def _record(folder: Path, la: LauncherConfig, jobs: list) -> None:
@@ -206,7 +53,7 @@ def submit(jobs: list[WorkerJob], la: LauncherConfig, console: Console) -> list:
     study = jobs[0].spec.name
     folder = folder_of(la, study)
     folder.mkdir(parents=True, exist_ok=True)
-    ex = _executor(la, study, len(jobs))
+    ex = executor(la, study, len(jobs))
     submitted = ex.submit_array([ArrayWorker(j) for j in jobs])
     _record(folder, la, submitted)
     ids = ", ".join(j.job_id for j in submitted)
@@ -262,7 +109,7 @@ class _Follower:
         orphans = [t.number for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
                    if t.user_attrs.get("job") in ended]
         if orphans:
-            requeued = _fail_and_requeue(self.job, orphans, "its job ended during the trial")
+            requeued = fail_and_requeue(self.job, orphans, "its job ended during the trial")
             self.console.print(f"[red]trial(s) {orphans}: their job ended; marked failed[/]"
                                + (f", queued again: {requeued}" if requeued else ""), highlight=False)
 

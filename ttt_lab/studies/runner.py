@@ -61,7 +61,7 @@ def _dry_run(plan: Plan, storage, console: Console, launch=None, workers: int | 
         console.print(plan_table(plan, states))
     console.print(design_line(plan.spec), highlight=False)
     if launch is not None and launch.launcher.cluster == "slurm":
-        from ttt_lab.studies.launcher import sbatch_script
+        from ttt_lab.studies.sbatch import sbatch_script
 
         la = launch.launcher
         console.print("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
@@ -136,7 +136,7 @@ def run_study(spec: StudySpec, console: Console, *, workers: int | None = None, 
     plan = make_plan(spec)
     url = storage_url(storage, plan.base.cfg.home)
     if launch is not None and not dry_run:
-        from ttt_lab.studies.launcher import check_launch
+        from ttt_lab.studies.sbatch import check_launch
 
         check_launch(launch.launcher, url, plan.base.cfg.tracking.uri)
     optuna_storage, store = _open(plan, storage, tracking=not dry_run)

@@ -1,4 +1,5 @@
-"""Checkpoints of the training stages: loading one for training, and publishing one.
+"""Checkpoints of the training stages: loading one for training, publishing one, and finding
+the trainer checkpoint an interrupted RL phase resumes from.
 
 A stage trains into `<out>.work/`; `publish` saves the model there, writes the done marker
 last and renames the folder to `<out>`, so a folder without `.work` is always complete."""
@@ -7,10 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ttt_lab.config.schema import Config
+from ttt_lab.train import distributed
 from ttt_lab.train.runtime import TrainError
 
 DONE = "done.json"
@@ -105,3 +108,42 @@ def attention(cfg: Config) -> str:
     if cfg.model.attention != "auto":
         return cfg.model.attention
     return "eager" if cfg.model.device == "cpu" else "sdpa"
+
+
+WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin")
+
+
+def complete(checkpoint: Path) -> bool:
+    """A trainer checkpoint that can be resumed from: weights, optimizer, scheduler and a
+    readable trainer state (written last). A save cut short by a kill or a full disk lacks one."""
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (any((checkpoint / w).is_file() for w in WEIGHTS) and (checkpoint / "optimizer.pt").is_file()
+            and (checkpoint / "scheduler.pt").is_file())
+
+
+def last_checkpoint(folder: Path, say: Callable[[str], None] = print) -> Path | None:
+    """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so
+    (as `checkpoint-N.incomplete`, which later calls and the other ranks pass over)."""
+    cps = sorted((p for p in folder.glob("checkpoint-*") if p.name.split("-", 1)[1].isdigit()),
+                 key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
+    for cp in reversed(cps):
+        if complete(cp):
+            return cp
+        aside = cp.with_name(cp.name + ".incomplete")
+        shutil.rmtree(aside, ignore_errors=True)
+        cp.rename(aside)
+        say(f"{cp} is incomplete (an interrupted save): set aside as {aside.name}; resuming from the one before"
+            + ("" if cp != cps[0] else " it, or restarting the phase if there is none"))
+    return None
+
+
+def resume_point(work: Path, say: Callable[[str], None]) -> Path | None:
+    """The trainer checkpoint to resume from: rank 0 looks (setting incomplete ones aside),
+    then the other ranks find the same one."""
+    distributed.barrier()
+    last = last_checkpoint(work / "trainer", say) if distributed.is_main() else None
+    distributed.barrier()
+    return last if distributed.is_main() else last_checkpoint(work / "trainer", lambda _: None)

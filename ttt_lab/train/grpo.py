@@ -5,92 +5,20 @@ every copy of it (TRL repeats each prompt `num_generations` times, consecutively
 whole game, and hands back the token ids, the environment mask and the game records.
 The records reach the reward functions as the `game` keyword; the rubric's components
 are three reward functions whose weights are the rubric's weights, so TRL logs each.
+Those callbacks live in `grpo_rollout`, the trainer's settings in `trainer_args`.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
-from ttt_lab.env.dataset import Example, dataset_jsonl
 from ttt_lab.train import distributed
-from ttt_lab.train.checkpoints import load_model, publish
-from ttt_lab.train.phase_data import (
-    PHASE_SALT,
-    SHUFFLE_DATASET,
-    micro_batch,
-    phase_dataset,
-    phase_dataset_config,
-    phase_steps,
-)
-from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import use_bf16, use_compile
-
-
-def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
-    def outcome(completions, game, **_) -> list[float]:
-        game_metrics(distributed.gather(list(game)))  # every process's games, once, on every rank
-        return [g.rewards.outcome for g in game]
-
-    def format(completions, game, **_) -> list[float]:
-        return [g.rewards.format for g in game]
-
-    def invalid(completions, game, **_) -> list[float]:
-        return [g.rewards.invalid for g in game]
-
-    return [outcome, format, invalid]
-
-
-def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
-    """Each game's number in its phase: example i's copies (TRL hands them over consecutively,
-    a group never split) are games i*G .. i*G+G-1, whichever process or update plays them."""
-    seen: dict[int, int] = {}
-    out = []
-    for i in example_ids:
-        out.append(i * num_generations + seen.get(i, 0) % num_generations)
-        seen[i] = seen.get(i, 0) + 1
-    return out
-
-
-def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
-                      index: int = 0):
-    from ttt_lab.game.seeding import derive_seed
-    from ttt_lab.train.exploiter import phase_opponent
-
-    opponent = build_opponent(cfg.opponent)
-    refresh = phase_opponent(opponent, cfg, phase)  # the exploiter's best response, kept recent
-    seed = derive_seed(cfg.seed, PHASE_SALT + index)
-
-    def rollout_func(prompts: list, trainer) -> dict:
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        if refresh is not None:
-            refresh(model, trainer.processing_class, trainer.state.global_step)
-        numbers = game_numbers([int(str(p).split()[1]) for p in prompts], phase.num_generations)
-        batch = [examples[n // phase.num_generations] for n in numbers]
-        vllm = trainer.vllm_generation if cfg.train.use_vllm else None
-        rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
-                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)),
-                                 opponent_seeding=cfg.opponent.seeding, game_ids=numbers, vllm=vllm,
-                                 sampling_seed=seed)
-        return {
-            "prompt_ids": [r.prompt_ids for r in rollouts],
-            "completion_ids": [r.completion_ids for r in rollouts],
-            "logprobs": [r.logprobs for r in rollouts] if vllm is not None else None,
-            "env_mask": [r.env_mask for r in rollouts],
-            "game": [r.record for r in rollouts],
-        }
-
-    rollout_func.exploiter = refresh  # type: ignore[attr-defined]  # its refresh history, for tests and logs
-    return rollout_func
-
-
-def max_completion_tokens(cfg: Config, max_new_tokens: int, tokenizer) -> int:
-    from ttt_lab.train.generation import ChatTokens
-
-    return cfg.env.max_model_turns * (max_new_tokens + ChatTokens(tokenizer).max_env_tokens())
+from ttt_lab.train.checkpoints import load_model, publish, resume_point
+from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, reward_functions
+from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_config, phase_steps, save_dataset
+from ttt_lab.train.trainer_args import grpo_args, lora
 
 
 def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path,
@@ -118,7 +46,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
         processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new, index),
-        callbacks=callbacks, peft_config=_lora(cfg),
+        callbacks=callbacks, peft_config=lora(cfg),
     )
     from transformers import PrinterCallback
 
@@ -127,106 +55,8 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         from ttt_lab.train.vllm_backend import use_in_place_reload
 
         use_in_place_reload(trainer)
-    last = _resume_point(work, say) if resume else None
+    last = resume_point(work, say) if resume else None
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
     return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
-
-
-def _resume_point(work: Path, say: Callable[[str], None]) -> Path | None:
-    """The trainer checkpoint to resume from: rank 0 looks (setting incomplete ones aside),
-    then the other ranks find the same one."""
-    distributed.barrier()
-    last = last_checkpoint(work / "trainer", say) if distributed.is_main() else None
-    distributed.barrier()
-    return last if distributed.is_main() else last_checkpoint(work / "trainer", lambda _: None)
-
-
-def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_completion: int):
-    """TRL's GRPOConfig for one phase: every value from the schema (`phase.*`, `train.*`)."""
-    from trl import GRPOConfig
-
-    share = phase.batch_size // cfg.train.processes  # each process's games: whole groups (validated)
-    micro = micro_batch(share, cfg.train.micro_batch_size)
-    return GRPOConfig(
-        output_dir=str(work / "trainer"), max_steps=steps, learning_rate=phase.learning_rate,
-        per_device_train_batch_size=micro, gradient_accumulation_steps=share // micro,
-        num_generations=phase.num_generations, num_iterations=1, temperature=phase.temperature,
-        loss_type=phase.loss_type, epsilon_high=phase.epsilon_high, beta=phase.beta,
-        max_completion_length=max_completion,
-        reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
-        shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
-        bf16=use_bf16(cfg), torch_compile=use_compile(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
-        report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
-        save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
-        warmup_steps=phase.warmup_steps, log_completions=False, ddp_find_unused_parameters=False,
-        **_vllm_args(cfg, cfg.player.max_new_tokens),
-    )
-
-
-def save_steps(cfg: Config, steps: int) -> int:
-    """Steps between two trainer checkpoints of a phase (see `train.save_every`)."""
-    return max(1, min(cfg.train.save_every, steps // cfg.train.saves_per_phase))
-
-
-def _vllm_args(cfg: Config, max_new_tokens: int) -> dict:
-    """TRL's vLLM settings; replies are capped per turn (TRL's default cap is the whole game)."""
-    if not cfg.train.use_vllm:
-        return {"use_vllm": False}
-    args = {"use_vllm": True, "vllm_mode": cfg.train.vllm_mode, "generation_kwargs": {"max_tokens": max_new_tokens},
-            "vllm_gpu_memory_utilization": cfg.train.vllm_gpu_memory_utilization}
-    if cfg.train.vllm_server_base_url:
-        args["vllm_server_base_url"] = cfg.train.vllm_server_base_url
-    return args
-
-
-def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig, accumulation: int) -> None:
-    """The phase's examples in training order, plus what the dataset audit needs to read them."""
-    import dataclasses
-    import json
-
-    (folder / "dataset.jsonl").write_text(dataset_jsonl(examples))
-    meta = dataclasses.asdict(ds) | {"num_generations": phase.num_generations, "accumulation": accumulation}
-    (folder / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n")
-
-
-WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin")
-
-
-def complete(checkpoint: Path) -> bool:
-    """A trainer checkpoint that can be resumed from: weights, optimizer, scheduler and a
-    readable trainer state (written last). A save cut short by a kill or a full disk lacks one."""
-    import json
-
-    try:
-        json.loads((checkpoint / "trainer_state.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return (any((checkpoint / w).is_file() for w in WEIGHTS) and (checkpoint / "optimizer.pt").is_file()
-            and (checkpoint / "scheduler.pt").is_file())
-
-
-def last_checkpoint(folder: Path, say: Callable[[str], None] = print) -> Path | None:
-    """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so
-    (as `checkpoint-N.incomplete`, which later calls and the other ranks pass over)."""
-    cps = sorted((p for p in folder.glob("checkpoint-*") if p.name.split("-", 1)[1].isdigit()),
-                 key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
-    for cp in reversed(cps):
-        if complete(cp):
-            return cp
-        aside = cp.with_name(cp.name + ".incomplete")
-        shutil.rmtree(aside, ignore_errors=True)
-        cp.rename(aside)
-        say(f"{cp} is incomplete (an interrupted save): set aside as {aside.name}; resuming from the one before"
-            + ("" if cp != cps[0] else " it, or restarting the phase if there is none"))
-    return None
-
-
-def _lora(cfg: Config):
-    if cfg.model.lora.r <= 0:
-        return None
-    from peft import LoraConfig
-
-    return LoraConfig(r=cfg.model.lora.r, lora_alpha=cfg.model.lora.alpha, lora_dropout=cfg.model.lora.dropout,
-                      target_modules="all-linear", task_type="CAUSAL_LM")

@@ -1,4 +1,5 @@
-"""The examples of an RL phase, and the order TRL's sampler hands them to the trainer.
+"""The examples of an RL phase, the order TRL's sampler hands them to the trainer, and the
+files that record them for the dataset audit (`dataset.jsonl`, `dataset.json`).
 
 Kept free of heavy imports so the dataset audit can rebuild exactly what training sees.
 """
@@ -6,9 +7,10 @@ Kept free of heavy imports so the dataset audit can rebuild exactly what trainin
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from ttt_lab.config.schema import Config, PhaseConfig
-from ttt_lab.env.dataset import Example, make_dataset
+from ttt_lab.env.dataset import Example, dataset_jsonl, make_dataset
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
 
@@ -60,3 +62,13 @@ def trainer_batches(num_examples: int, prompts: int, num_generations: int, accum
                                repeat_count=accumulation, shuffle=SHUFFLE_DATASET, seed=seed))
     per_update = prompts * num_generations * accumulation
     return [list(dict.fromkeys(order[i : i + per_update])) for i in range(0, len(order), per_update)]
+
+
+def save_dataset(folder: Path, examples: list[Example], ds, phase: PhaseConfig, accumulation: int) -> None:
+    """The phase's examples in training order, plus what the dataset audit needs to read them."""
+    import dataclasses
+    import json
+
+    (folder / "dataset.jsonl").write_text(dataset_jsonl(examples))
+    meta = dataclasses.asdict(ds) | {"num_generations": phase.num_generations, "accumulation": accumulation}
+    (folder / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n")

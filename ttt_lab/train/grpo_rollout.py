@@ -1,0 +1,78 @@
+"""What TRL's GRPOTrainer calls back into during a phase: `rollout_func` (whole games by
+`rollout.play_rollouts`, numbered within the phase) and the rubric's three reward functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ttt_lab.config.build import build_opponent
+from ttt_lab.config.schema import Config, PhaseConfig
+from ttt_lab.env.dataset import Example
+from ttt_lab.train import distributed
+from ttt_lab.train.phase_data import PHASE_SALT
+from ttt_lab.train.rollout import Sampling, play_rollouts
+from ttt_lab.train.runtime import use_bf16
+
+
+def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
+    def outcome(completions, game, **_) -> list[float]:
+        game_metrics(distributed.gather(list(game)))  # every process's games, once, on every rank
+        return [g.rewards.outcome for g in game]
+
+    def format(completions, game, **_) -> list[float]:
+        return [g.rewards.format for g in game]
+
+    def invalid(completions, game, **_) -> list[float]:
+        return [g.rewards.invalid for g in game]
+
+    return [outcome, format, invalid]
+
+
+def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
+    """Each game's number in its phase: example i's copies (TRL hands them over consecutively,
+    a group never split) are games i*G .. i*G+G-1, whichever process or update plays them."""
+    seen: dict[int, int] = {}
+    out = []
+    for i in example_ids:
+        out.append(i * num_generations + seen.get(i, 0) % num_generations)
+        seen[i] = seen.get(i, 0) + 1
+    return out
+
+
+def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
+                      index: int = 0):
+    from ttt_lab.game.seeding import derive_seed
+    from ttt_lab.train.exploiter import phase_opponent
+
+    opponent = build_opponent(cfg.opponent)
+    refresh = phase_opponent(opponent, cfg, phase)  # the exploiter's best response, kept recent
+    seed = derive_seed(cfg.seed, PHASE_SALT + index)
+
+    def rollout_func(prompts: list, trainer) -> dict:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        if refresh is not None:
+            refresh(model, trainer.processing_class, trainer.state.global_step)
+        numbers = game_numbers([int(str(p).split()[1]) for p in prompts], phase.num_generations)
+        batch = [examples[n // phase.num_generations] for n in numbers]
+        vllm = trainer.vllm_generation if cfg.train.use_vllm else None
+        rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
+                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)),
+                                 opponent_seeding=cfg.opponent.seeding, game_ids=numbers, vllm=vllm,
+                                 sampling_seed=seed)
+        return {
+            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "completion_ids": [r.completion_ids for r in rollouts],
+            "logprobs": [r.logprobs for r in rollouts] if vllm is not None else None,
+            "env_mask": [r.env_mask for r in rollouts],
+            "game": [r.record for r in rollouts],
+        }
+
+    rollout_func.exploiter = refresh  # type: ignore[attr-defined]  # its refresh history, for tests and logs
+    return rollout_func
+
+
+def max_completion_tokens(cfg: Config, max_new_tokens: int, tokenizer) -> int:
+    from ttt_lab.train.generation import ChatTokens
+
+    return cfg.env.max_model_turns * (max_new_tokens + ChatTokens(tokenizer).max_env_tokens())
+
