@@ -46,7 +46,8 @@ def test_results_are_mean_and_t_interval_over_seeds_per_condition():
 def test_report_has_every_section_and_flags_the_collapsed_run(tmp_path):
     report = build(study(), with_audits=False)
     titles = [s.title for s in report.sections]
-    assert titles == ["Study 'bs'", "Answer", "Results", "Learning curves", "Stability flags", "Reproduce"]
+    assert titles == ["Study 'bs'", "Answer", "Results", "Learning curves", "Stability flags", "Where the time went",
+                      "Reproduce"]
     stab = next(s for s in report.sections if s.title == "Stability flags")
     assert "collapse" in stab.html and stab.html.count("<tr>") == 1 + 1 + 1 + 6  # header, one flag, rules
     index, md, *_data = write(report, tmp_path)

@@ -100,7 +100,7 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
     finally:
         beat.stop()
     if storage.get_trial(trial_id(trial)).state.is_finished():
-        # failed from outside (its job was preempted: `launcher.ArrayWorker.checkpoint`), its run closed there
+        # failed from outside (its job was preempted: `array_worker.ArrayWorker.checkpoint`), its run closed there
         out.result = TrialResult(trial.number, "FAIL", None, time.perf_counter() - start, "failed from outside")
         return
     if state == "COMPLETE":
