@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 LAYERS = [
     {"errors", "__init__"},
-    {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats"},
+    {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats", "log"},
     {"error_output"},
     {"game"},
     {"env"},

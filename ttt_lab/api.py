@@ -107,10 +107,11 @@ class TrainResult:
         return out
 
 
-def train(cfg: ConfigLike = None, *, fresh: bool = False, console: Console | None = None) -> TrainResult:
+def train(cfg: ConfigLike = None, *, fresh: bool = False) -> TrainResult:
     """Train (SFT warm-up, then the RL phases); the same config resumes where it stopped, `fresh`
     starts over. One process: for train.processes > 1 use `ttt-lab train` (it starts the processes)
-    or call this in each process of a `torchrun`/`accelerate launch`."""
+    or call this in each process of a `torchrun`/`accelerate launch`. Progress goes to the
+    `ttt_lab` logger (`logging.basicConfig(level=logging.INFO)` shows it)."""
     from ttt_lab.train import distributed
     from ttt_lab.train.pipeline import train as run_pipeline
 
@@ -120,7 +121,7 @@ def train(cfg: ConfigLike = None, *, fresh: bool = False, console: Console | Non
         raise TttLabError(f"train.processes={n} needs {n} processes: run `ttt-lab train` with these overrides (it "
                           "starts them), or call ttt_lab.train in each process of torchrun / accelerate launch; in "
                           "this process pass train.processes=1.")
-    out = run_pipeline(loaded, console or _quiet(), fresh=fresh)
+    out = run_pipeline(loaded, fresh=fresh)
     return TrainResult(out.checkpoint, out.run_id, list(out.final), out.sft, list(out.gains), out.seconds,
                        loaded.config_hash)
 

@@ -69,9 +69,13 @@ def _exit_now(code: int) -> None:
 
 
 def console():
+    """The command's console (secrets redacted); ttt-lab's log lines are printed there too."""
     from rich.console import Console
 
+    from ttt_lab import log
     from ttt_lab.redact import RedactedStream
 
     out = RedactedStream(sys.stdout)
-    return Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
+    made = Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
+    log.install(made)
+    return made

@@ -52,7 +52,10 @@ def rank_main(overrides: list[str], fresh: bool) -> int:
 def _train_and_report(loaded, fresh: bool, console: Console) -> None:
     from rich.table import Table
 
-    out = train(loaded, fresh=fresh, console=console)
+    from ttt_lab import log
+
+    log.install(console)
+    out = train(loaded, fresh=fresh)
     if not out.final:
         return  # not rank 0 of several processes
     exact = out.final[0].mode == "exact"

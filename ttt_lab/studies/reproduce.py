@@ -133,7 +133,7 @@ def reproduce(run_id: str, console: Console, steps: int | None = None, overrides
     from ttt_lab.config.build import check_trusted
 
     check_trusted(loaded.cfg.opponent, trust_code, f"run {run_id}'s logged config")
-    outcome = train(loaded, console, fresh=True)
+    outcome = train(loaded, fresh=True)
     again = open_store(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
     result = compare(store, run, again, outcome.run_id, steps)
     result.warnings = warnings

@@ -13,13 +13,13 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rich.console import Console
-
-from ttt_lab import timing
+from ttt_lab import log, timing
 from ttt_lab.studies.plan import AUDIT_PREFIX
 from ttt_lab.studies.spec import StudySpec
 from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
 from ttt_lab.tracking import keys
+
+LOG = log.get("studies")
 
 
 @dataclass
@@ -114,7 +114,7 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
                              time.perf_counter() - start, error, run_id=out.run and out.run.run_id)
 
 
-def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> dict[str, float]:
+def audit_trial_policy(loaded, checkpoint: str, run) -> dict[str, float]:
     """The memorisation probe of the trial's final checkpoint, on the trial's own run: its
     metrics (`audit/policy/...`), its status as a tag, `audit/audit.json` as an artifact."""
     from ttt_lab.audit.run import checkpoint_policy_audit
@@ -122,8 +122,7 @@ def audit_trial_policy(loaded, checkpoint: str, run, console: Console) -> dict[s
 
     with timing.phase("audit"):
         audit = checkpoint_policy_audit(loaded, checkpoint)
-    console.print(f"policy audit of {checkpoint}: {audit.status} ({audit.check('memorisation.gap').detail})",
-                  highlight=False)
+    LOG.info(f"policy audit of {checkpoint}: {audit.status} ({audit.check('memorisation.gap').detail})")
     run.log_metrics(audit.metrics())
     run.set_tags({keys.POLICY_AUDIT: audit.status})
     run.log_text(audit.to_json(), "audit/audit.json")
@@ -149,8 +148,7 @@ def open_trial_run(spec: StudySpec, trial, overrides: list[str], store, parent_r
     return run
 
 
-def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str,
-              console: Console) -> TrialResult:
+def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], store, parent_run_id: str) -> TrialResult:
     import optuna
 
     from ttt_lab.config.load import load
@@ -171,10 +169,10 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned at step {step}")
 
-        result = train(loaded, console, run=out.run, on_eval=on_eval)
+        result = train(loaded, run=out.run, on_eval=on_eval)
         audited = None
         if loaded.cfg.audit.policy.in_studies:
-            audited = audit_trial_policy(loaded, str(result.checkpoint), out.run, console)
+            audited = audit_trial_policy(loaded, str(result.checkpoint), out.run)
         out.values = objective_values(spec, result.final, audited)
         out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
         out.run.log_metrics(clock.metrics())

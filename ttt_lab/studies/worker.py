@@ -79,7 +79,7 @@ def trial_overrides(spec: StudySpec, trial) -> list[str]:
 def worker_main(job: WorkerJob, events, stop) -> None:
     """Entry point of a spawned worker; reports ('start'|'end'|'exit', …) events to the parent
     and claims no new trial once `stop` is set (the study hit --max-failures)."""
-    from ttt_lab import timing
+    from ttt_lab import log, timing
 
     timing.own_process()  # its start-up is charged to the first trial it runs
     os.environ["TTT_LAB_HOME"] = job.home
@@ -124,10 +124,9 @@ def worker_main(job: WorkerJob, events, stop) -> None:
             events.put(("end", job.index, TrialResult(trial.number, "FAIL", None, 0.0, str(e))))
             failures += 1
             continue
-        log = Path(job.log_dir) / f"trial-{trial.number}.log"
-        with log.open("w") as f:
-            console = Console(file=RedactedStream(f), width=120, force_terminal=False)
-            result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id, console)
+        path = Path(job.log_dir) / f"trial-{trial.number}.log"
+        with path.open("w") as f, log.to(Console(file=RedactedStream(f), width=120, force_terminal=False)):
+            result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id)
         failures += result.state == "FAIL"
         events.put(("end", job.index, result))
     events.put(("exit", job.index, None))

@@ -22,9 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-
-from ttt_lab import timing
+from ttt_lab import log, timing
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.evaluation.summary import Paired, Summary, paired
@@ -33,6 +31,8 @@ from ttt_lab.tracking import keys
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
 from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16, use_compile
+
+LOG = log.get("train")
 
 
 @dataclass
@@ -106,7 +106,7 @@ def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval
     run.flush()
 
 
-def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
+def train(loaded: Loaded, *, fresh: bool = False, run=None,
           on_eval: Callable[[int, list[Summary]], None] | None = None) -> TrainOutcome:
     """SFT warm-up (cached), the RL phases (resumable), the final evaluation.
 
@@ -122,25 +122,25 @@ def train(loaded: Loaded, console: Console, fresh: bool = False, run=None,
     check_vllm(cfg)
     distributed.check_processes(cfg.train.processes)
     torch_threads()
-    use_bf16(cfg, say=lambda line: console.print(line, highlight=False))
-    use_compile(cfg, say=lambda line: console.print(line, highlight=False))
+    use_bf16(cfg, say=LOG.info)
+    use_compile(cfg, say=LOG.info)
     start = time.perf_counter()
     folder = Path(cfg.home) / "train" / loaded.config_hash
 
     def waiting() -> None:
-        console.print(f"another process is training this config ({folder}); waiting for it, then reusing "
-                      "its finished phases", highlight=False)
+        LOG.info(f"another process is training this config ({folder}); waiting for it, then reusing its "
+                 "finished phases")
 
     # A caller's clock (a sweep trial's) keeps running; otherwise this training has its own.
     clock = timing.current() or timing.Clock(already=timing.claim_start())
     with timing.running(clock):
         if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
-            return _train(loaded, console, folder, start, False, None, None)
+            return _train(loaded, folder, start, False, None, None)
         with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
-            return _train(loaded, console, folder, start, fresh, run, on_eval)
+            return _train(loaded, folder, start, fresh, run, on_eval)
 
 
-def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: bool, run,
+def _train(loaded: Loaded, folder: Path, start: float, fresh: bool, run,
            on_eval: Callable[[int, list[Summary]], None] | None) -> TrainOutcome:
     from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train.checkpoints import load_model
@@ -162,13 +162,13 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
         current, sft_eval = base, None
         if cfg.train.sft.enabled:
             with timing.phase("warm_up"):
-                current = _warm_up(cfg, base, console, run)
+                current = _warm_up(cfg, base, run)
             if main:
                 with timing.phase("eval"):
                     sft_eval = _evaluate_path(current, cfg, evaluate_model)
                 _log_summaries(run, sft_eval, 0, "eval_sft")
         with timing.phase("rl"):
-            current, step = _phases(cfg, folder, current, console, run, on_eval)
+            current, step = _phases(cfg, folder, current, run, on_eval)
         if not main:
             return TrainOutcome(Path(current), None, [], time.perf_counter() - start, None)
         model, tokenizer = load_model(current, cfg)
@@ -188,7 +188,7 @@ def _train(loaded: Loaded, console: Console, folder: Path, start: float, fresh: 
                         gains)
 
 
-def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
+def _warm_up(cfg: Config, base: str, run) -> str:
     """The SFT checkpoint for `base`: built once per warm-up key under a lock, then shared."""
     from ttt_lab.train import sft
 
@@ -198,11 +198,11 @@ def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
         if not distributed.decide(is_done(cache)):
             trees = cfg.train.sft.teacher_trees
             more = f" + {trees} teacher tree{'s' * (trees != 1)}" if trees else ""
-            console.print(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}", highlight=False)
+            LOG.info(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}")
             info = sft.run_sft(cfg, base, cache)
         else:
             info = done_info(cache)
-            console.print(f"SFT warm-up: reusing {cache}", highlight=False)
+            LOG.info(f"SFT warm-up: reusing {cache}")
     if run is not None:
         for i, loss in enumerate(info.get("losses", [])):
             run.log_metrics({"sft/loss": loss}, step=i)
@@ -211,7 +211,7 @@ def _warm_up(cfg: Config, base: str, console: Console, run) -> str:
     return str(cache)
 
 
-def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
+def _phases(cfg: Config, folder: Path, current: str, run,
             on_eval: Callable[[int, list[Summary]], None] | None) -> tuple[str, int]:
     """Each RL phase from the previous one's checkpoint (finished phases skipped); the last
     checkpoint and the steps taken over all phases."""
@@ -235,14 +235,14 @@ def _phases(cfg: Config, folder: Path, current: str, console: Console, run,
         out = folder / f"{i}-{phase.name}"
         steps = phase_steps(cfg, phase)
         if distributed.decide(is_done(out)):
-            console.print(f"phase {phase.name}: done, skipping ({out})", highlight=False)
+            LOG.info(f"phase {phase.name}: done, skipping ({out})")
         else:
-            with StepProgress(console, f"phase {phase.name}", steps, phase.batch_size) as bar:
+            with StepProgress(f"phase {phase.name}", steps, phase.batch_size) as bar:
                 games: list = []
                 cbs = [MetricsCallback(run, games, step, i, bar.update),
                        EvalCallback(cfg.train.eval_every, periodic, step)]
                 grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games,
-                                  say=lambda line: console.print(line, highlight=False))
+                                  say=LOG.info)
         current, step = str(out), step + steps
     return current, step
 

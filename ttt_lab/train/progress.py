@@ -1,17 +1,19 @@
-"""A rich progress bar over optimizer steps, with games/s and ETA."""
+"""A rich progress bar over optimizer steps, with games/s and ETA, drawn where ttt-lab's lines go
+(`ttt_lab.log`); where that is no terminal, one line per step instead."""
 
 from __future__ import annotations
 
-from rich.console import Console
-
+from ttt_lab import log
 from ttt_lab.progress import games_progress
+
+LOG = log.get("train")
 
 
 class StepProgress:
-    def __init__(self, console: Console, label: str, steps: int, games_per_step: int) -> None:
-        self.progress = games_progress(console, unit="games")
+    def __init__(self, label: str, steps: int, games_per_step: int) -> None:
+        self.console = log.console()
+        self.progress = games_progress(self.console, unit="games")
         self.label, self.total, self.per_step = label, steps * games_per_step, games_per_step
-        self.console = console
 
     def __enter__(self) -> StepProgress:
         self.progress.__enter__()
@@ -23,7 +25,7 @@ class StepProgress:
         if not self.console.is_terminal:
             reward = metrics.get("train/reward", float("nan"))
             win = metrics.get("train/game/win_rate", float("nan"))
-            self.console.print(f"{self.label} step {step}: reward {reward:.3f} win {win:.2f}", highlight=False)
+            LOG.info(f"{self.label} step {step}: reward {reward:.3f} win {win:.2f}")
 
     def __exit__(self, *exc) -> None:
         self.progress.__exit__(*exc)

@@ -1,0 +1,80 @@
+"""Where ttt-lab's progress lines go: the `ttt_lab` logger. Domain code logs and returns data;
+the CLI installs one handler that prints through its rich console (secrets already redacted
+there); from Python nothing is printed unless the caller configures `logging`. In a training of
+several processes only rank 0 speaks."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+from collections.abc import Iterator
+
+from rich.console import Console
+
+ROOT = "ttt_lab"
+
+
+def get(name: str) -> logging.Logger:
+    """The logger of one part of ttt-lab (`ttt_lab.<name>`)."""
+    return logging.getLogger(f"{ROOT}.{name}")
+
+
+class RankZero(logging.Filter):
+    """Passes records of the process of rank 0 only (torchrun sets RANK; one process is rank 0)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return os.environ.get("RANK", "0") == "0"
+
+
+class ConsoleHandler(logging.Handler):
+    """Each record as one plain line on a rich console (no markup read, no highlighting)."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.INFO)
+        self.console = console
+        self.addFilter(RankZero())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.console.print(self.format(record), highlight=False, markup=False)
+        except Exception:  # logging must never end the work it reports on
+            self.handleError(record)
+
+
+def install(console: Console) -> ConsoleHandler:
+    """Print ttt-lab's lines on `console` from now on (replacing a handler installed before)."""
+    logger = logging.getLogger(ROOT)
+    for h in [h for h in logger.handlers if isinstance(h, ConsoleHandler)]:
+        logger.removeHandler(h)
+    handler = ConsoleHandler(console)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return handler
+
+
+@contextlib.contextmanager
+def to(console: Console) -> Iterator[None]:
+    """Print ttt-lab's lines on `console` for the block (a sweep worker: each trial's own log)."""
+    logger = logging.getLogger(ROOT)
+    before = ([h for h in logger.handlers if isinstance(h, ConsoleHandler)], logger.level, logger.propagate)
+    install(console)
+    try:
+        yield
+    finally:
+        for h in [h for h in logger.handlers if isinstance(h, ConsoleHandler)]:
+            logger.removeHandler(h)
+        for h in before[0]:
+            logger.addHandler(h)
+        logger.setLevel(before[1])
+        logger.propagate = before[2]
+
+
+def console() -> Console:
+    """The console the lines go to (progress bars draw there), or a silent one when none is installed."""
+    for h in logging.getLogger(ROOT).handlers:
+        if isinstance(h, ConsoleHandler):
+            return h.console
+    return Console(file=io.StringIO())
