@@ -7,13 +7,13 @@
     print(result.metrics["final/optimal/draw_rate"])
     table = ttt_lab.export("quickstart").frame()     # one row per trial, a pandas DataFrame
 
-Every function runs without a terminal (nothing is printed unless a rich `Console` is passed) and
+Every function runs without a terminal: progress goes to the `ttt_lab` logger, printed only where
+the caller configures `logging` (`logging.basicConfig(level=logging.INFO)`); each function
 raises `ttt_lab.TttLabError` (one paragraph naming the problem and the fix) for bad input. Heavy
 libraries (torch, TRL, MLflow, Optuna) are imported by the function that needs them."""
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +25,6 @@ from ttt_lab.errors import TttLabError
 
 if TYPE_CHECKING:
     import pandas as pd
-    from rich.console import Console
 
     from ttt_lab.audit.checks import Audit
     from ttt_lab.config.schema import Config
@@ -38,12 +37,6 @@ ConfigLike = Loaded | Sequence[str] | None
 """A loaded config, or the overrides to load one with (None: the defaults)."""
 AuditKind = Literal["opponent", "dataset", "policy"]
 ExportFormat = Literal["csv", "parquet", "json"]
-
-
-def _quiet() -> Console:
-    from rich.console import Console
-
-    return Console(file=io.StringIO(), width=120)
 
 
 def load_config(overrides: Sequence[str] | None = None, *,
@@ -149,14 +142,14 @@ class EvalResult:
         return out
 
 
-def evaluate(cfg: ConfigLike = None, *, console: Console | None = None) -> EvalResult:
+def evaluate(cfg: ConfigLike = None) -> EvalResult:
     """Play the configured player against the evaluation suite (`ttt-lab eval`)."""
     from ttt_lab.evaluation.run import run_eval
     from ttt_lab.players.factory import build_player
 
     loaded = _loaded(cfg)
     player = build_player(loaded.cfg)
-    out = run_eval(loaded, player, console or _quiet())
+    out = run_eval(loaded, player)
     return EvalResult(list(out.results), out.run_id, out.transcript, out.play_seconds, repr(player),
                       loaded.config_hash)
 
@@ -182,8 +175,7 @@ class AuditResult:
         return [c.name for c in self.audit.checks if c.status == FAIL]
 
 
-def audit(kind: AuditKind, cfg: ConfigLike = None, *, file: str | os.PathLike[str] | None = None,
-          console: Console | None = None) -> AuditResult:
+def audit(kind: AuditKind, cfg: ConfigLike = None, *, file: str | os.PathLike[str] | None = None) -> AuditResult:
     """Bias audit of the configured opponent, training dataset (or a saved dataset.jsonl, `file`)
     or policy; writes audit.json/.md/.html under audit.out and, when tracking is on, an MLflow run."""
     from ttt_lab.audit import output
@@ -202,7 +194,7 @@ def audit(kind: AuditKind, cfg: ConfigLike = None, *, file: str | os.PathLike[st
 
         logger = BackgroundLogger(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
     try:
-        found = run_kind(kind, loaded, console or _quiet(), Path(file) if file is not None else None)
+        found = run_kind(kind, loaded, Path(file) if file is not None else None)
     except BaseException:
         if logger is not None:
             logger.cancel()
@@ -230,8 +222,7 @@ class SweepResult:
 
 def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (), *, dry_run: bool = False,
           workers: int | None = None, storage: str | None = None, max_failures: int | None = None,
-          name: str | None = None, trials: int | None = None, trial_timeout: float | None = None,
-          console: Console | None = None) -> SweepResult:
+          name: str | None = None, trials: int | None = None, trial_timeout: float | None = None) -> SweepResult:
     """Run a study on this machine: a named study (`"quickstart"`), a study file, or (study=None)
     a grid or search given by the overrides alone (`["batch_size=8,16", "experiment=smoke"]`).
     Re-running skips finished trials, as `ttt-lab sweep` does."""
@@ -253,7 +244,7 @@ def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] 
     if any(is_launcher_setting(o) for o in spec.overrides):
         raise TttLabError(f"the study {study} sets launcher.* overrides (it is meant for SLURM): run it with "
                           "`ttt-lab sweep --launcher slurm`.")
-    out = run_study(spec, console or _quiet(), workers=workers, storage=storage, max_failures=max_failures,
+    out = run_study(spec, workers=workers, storage=storage, max_failures=max_failures,
                     dry_run=dry_run, command=command_line(), trial_timeout=trial_timeout)
     return SweepResult(out.name, out.parent_run_id, out.finished, out.failed, out.pruned, out.unfinished)
 

@@ -29,7 +29,9 @@ class RankZero(logging.Filter):
 
 
 class ConsoleHandler(logging.Handler):
-    """Each record as one plain line on a rich console (no markup read, no highlighting)."""
+    """Each record as one plain line on a rich console (no highlighting; markup only where the
+    record says `extra={"markup": True}`); a record whose message is a rich renderable (a table a
+    long-running study shows as it goes) is drawn as it is."""
 
     def __init__(self, console: Console) -> None:
         super().__init__(logging.INFO)
@@ -38,7 +40,10 @@ class ConsoleHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.console.print(self.format(record), highlight=False, markup=False)
+            if hasattr(record.msg, "__rich_console__") or hasattr(record.msg, "__rich__"):
+                self.console.print(record.msg)
+            else:
+                self.console.print(self.format(record), highlight=False, markup=getattr(record, "markup", False))
         except Exception:  # logging must never end the work it reports on
             self.handleError(record)
 

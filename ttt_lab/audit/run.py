@@ -7,8 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from rich.console import Console
-
+from ttt_lab import log
 from ttt_lab.audit.checks import Audit
 from ttt_lab.config.build import opponent_factory
 from ttt_lab.config.load import Loaded
@@ -62,7 +61,7 @@ def dataset_audit(loaded: Loaded, file: Path | None, trainer_order: bool = True)
     return merged
 
 
-def policy_audit(loaded: Loaded, console: Console) -> Audit:
+def policy_audit(loaded: Loaded) -> Audit:
     from ttt_lab.audit.policy import audit_policy, panel
     from ttt_lab.players.factory import build_player
     from ttt_lab.progress import games_progress
@@ -72,7 +71,7 @@ def policy_audit(loaded: Loaded, console: Console) -> Audit:
     make = opponent_factory(cfg.opponent)
     training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
     total = cfg.audit.policy.games * len(panel(training, cfg.opponent.scoring, cfg.audit.policy.seed_sets))
-    with games_progress(console) as progress:
+    with games_progress(log.console()) as progress:
         task = progress.add_task("policy audit", total=total)
         return audit_policy(cfg, player, training, lambda n: progress.advance(task, n))
 
@@ -105,9 +104,9 @@ def tracking_job(loaded: Loaded, audit: Audit, paths: list[Path]):
                audit.metrics(), [str(p) for p in paths], "audit")
 
 
-def run_kind(kind: str, loaded: Loaded, console: Console, file: Path | None) -> Audit:
+def run_kind(kind: str, loaded: Loaded, file: Path | None) -> Audit:
     if kind == "opponent":
         return opponent_audit(loaded)
     if kind == "dataset":
         return dataset_audit(loaded, file)
-    return policy_audit(loaded, console)
+    return policy_audit(loaded)

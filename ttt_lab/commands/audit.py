@@ -15,7 +15,7 @@ from ttt_lab.audit.checks import FAIL
 def run_audit(kind: str, overrides: list[str], console: Console, file: Path | None = None,
               warn_only: bool = False) -> int:
     """The exit code: 1 when a check FAILs (0 with `warn_only`)."""
-    result = audit(kind, overrides, file=file, console=console)  # type: ignore[arg-type]  # checked there
+    result = audit(kind, overrides, file=file)  # type: ignore[arg-type]  # checked there
     found = result.audit
     console.print(output.rich_table(found))
     console.print(f"{found.kind} audit {found.status} in {found.seconds:.2f} s; wrote {result.paths[0]} "

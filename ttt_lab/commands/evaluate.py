@@ -13,7 +13,7 @@ from ttt_lab.players.factory import build_player
 def evaluate(overrides: list[str], console: Console) -> None:
     loaded = load(overrides)
     player = build_player(loaded.cfg)
-    out = run_eval(loaded, player, console)
+    out = run_eval(loaded, player)
     console.print(tables.table(out.results, f"{player!r} vs suite '{loaded.cfg.eval.suite}'"))
     failures = getattr(player, "failures", None)
     if failures:

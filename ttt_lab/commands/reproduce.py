@@ -10,7 +10,7 @@ def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: l
                   trust_code: bool = False) -> int:
     from ttt_lab.studies.reproduce import reproduce
 
-    result = reproduce(run_id, console, steps, overrides, trust_code)
+    result = reproduce(run_id, steps, overrides, trust_code)
     what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"
     bad = result.mismatches
     if not bad:

@@ -77,7 +77,7 @@ def sweep(args: list[str], console: Console, *, dry_run: bool = False, workers: 
     if status:
         from ttt_lab.studies.launcher import show_status
 
-        return show_status(spec, storage, launch.launcher, console)
+        return show_status(spec, storage, launch.launcher)
     options = {"workers": workers, "storage": storage, "max_failures": max_failures, "dry_run": dry_run,
                "command": command_line(), "trial_timeout": trial_timeout, "launch": launch}
     if max_seeds is not None and not until_settled:
@@ -89,9 +89,9 @@ def sweep(args: list[str], console: Console, *, dry_run: bool = False, workers: 
     if until_settled:
         from ttt_lab.studies.settle import run_until_settled
 
-        return run_until_settled(spec, console, max_seeds=max_seeds, dry_run=dry_run, storage=storage,
-                                 run=lambda s: run_study(s, console, **options))
-    outcome = run_study(spec, console, **options)
+        return run_until_settled(spec, max_seeds=max_seeds, dry_run=dry_run, storage=storage,
+                                 run=lambda s: run_study(s, **options))
+    outcome = run_study(spec, **options)
     return 1 if outcome.failed or outcome.unfinished else 0
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-
+from ttt_lab import log
 from ttt_lab.config.load import Loaded
 from ttt_lab.config.schema import SuiteEntry
 from ttt_lab.env.driver import Player
@@ -17,6 +16,8 @@ from ttt_lab.evaluation.exact import EXPLOITER, exact_suite, reply_distribution,
 from ttt_lab.evaluation.suite import SuiteResult, entries, play_suite
 from ttt_lab.progress import games_progress
 from ttt_lab.tracking import keys
+
+LOG = log.get("evaluation")
 
 
 @dataclass
@@ -57,8 +58,9 @@ def _finish_run(run, loaded: Loaded, results: list[SuiteResult], transcript: Pat
     run.end("FINISHED")
 
 
-def _play(loaded: Loaded, player: Player, console: Console, mode: str) -> list[SuiteResult]:
+def _play(loaded: Loaded, player: Player, mode: str) -> list[SuiteResult]:
     cfg = loaded.cfg
+    console = log.console()
     if mode == "exact":
         policy, _ = reply_distribution(cfg, player)
         assert policy is not None
@@ -81,17 +83,17 @@ def choose_mode(loaded: Loaded, player: Player) -> tuple[str, str]:
     return resolve_mode(loaded.cfg, reason)
 
 
-def run_eval(loaded: Loaded, player: Player, console: Console) -> EvalOutcome:
+def run_eval(loaded: Loaded, player: Player) -> EvalOutcome:
     cfg = loaded.cfg
     mode, note = choose_mode(loaded, player)
     if note:
-        console.print(note, highlight=False)
+        LOG.info(note)
     t0 = time.perf_counter()
     run = _start_run(loaded, player, mode) if cfg.tracking.enabled else None
     tracking = time.perf_counter() - t0
     try:
         start = time.perf_counter()
-        results = _play(loaded, player, console, mode)
+        results = _play(loaded, player, mode)
         play = time.perf_counter() - start
         transcript = None
         if cfg.eval.transcript and mode == "sampled":

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import submitit
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ttt_lab import log
 from ttt_lab.config.schema import LauncherConfig
 from ttt_lab.studies.array_worker import ArrayWorker, _open, fail_and_requeue
 from ttt_lab.studies.sbatch import executor, folder_of
@@ -32,6 +33,8 @@ from ttt_lab.studies.spec import StudyError
 from ttt_lab.studies.worker import WorkerJob
 
 JOBS_FILE = "jobs.json"
+
+LOG = log.get("studies")
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def _record(folder: Path, la: LauncherConfig, jobs: list) -> None:
     path.write_text(json.dumps(known, indent=1))
 
 
-def submit(jobs: list[WorkerJob], la: LauncherConfig, console: Console) -> list:
+def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list:
     """Submit one array task per worker job; their submitit jobs."""
     study = jobs[0].spec.name
     folder = folder_of(la, study)
@@ -57,8 +60,7 @@ def submit(jobs: list[WorkerJob], la: LauncherConfig, console: Console) -> list:
     submitted = ex.submit_array([ArrayWorker(j) for j in jobs])
     _record(folder, la, submitted)
     ids = ", ".join(j.job_id for j in submitted)
-    console.print(f"submitted {len(submitted)} worker(s) to {la.cluster}: job(s) {ids}; logs in {folder}",
-                  highlight=False)
+    LOG.info(f"submitted {len(submitted)} worker(s) to {la.cluster}: job(s) {ids}; logs in {folder}")
     return submitted
 
 
@@ -92,10 +94,10 @@ def jobs_table(la: LauncherConfig, study: str) -> Table:
 class _Follower:
     """`--wait`'s bookkeeping: which trials were printed, the tally, the jobs submitted."""
 
-    def __init__(self, jobs: list, job: WorkerJob, la: LauncherConfig, console: Console) -> None:
+    def __init__(self, jobs: list, job: WorkerJob, la: LauncherConfig) -> None:
         from ttt_lab.studies.pool import Tally
 
-        self.jobs, self.job, self.la, self.console = list(jobs), job, la, console
+        self.jobs, self.job, self.la = list(jobs), job, la
         _, self.study, _ = _open(job)
         self.seen = {t.number for t in self.study.get_trials(deepcopy=False) if t.state.is_finished()}
         self.before = set(self.seen)
@@ -110,8 +112,8 @@ class _Follower:
                    if t.user_attrs.get("job") in ended]
         if orphans:
             requeued = fail_and_requeue(self.job, orphans, "its job ended during the trial")
-            self.console.print(f"[red]trial(s) {orphans}: their job ended; marked failed[/]"
-                               + (f", queued again: {requeued}" if requeued else ""), highlight=False)
+            LOG.warning(f"trial(s) {orphans}: their job ended; marked failed"
+                        + (f", queued again: {requeued}" if requeued else ""))
 
     def ended(self, advance: Callable[[], None]) -> None:
         from ttt_lab.studies.pool import COLOURS
@@ -124,7 +126,7 @@ class _Follower:
                 self.tally.failed += state == "FAIL"
                 self.tally.pruned += state == "PRUNED"
                 vals = ", ".join(f"{v:.3f}" for v in t.values) if t.values else t.user_attrs.get("error", "")
-                self.console.print(f"trial {t.number} [{COLOURS[state]}]{state}[/]  {vals}", highlight=False)
+                LOG.info(f"trial {t.number} [{COLOURS[state]}]{state}[/]  {escape(str(vals))}", extra={"markup": True})
                 advance()
 
     def finished(self) -> bool:
@@ -156,19 +158,18 @@ class _Follower:
         if not waiting or self.replacements >= self.la.max_requeues:
             return False
         self.replacements += 1
-        self.console.print(f"every worker ended with {waiting} trial(s) queued: starting fresh worker(s)",
-                           highlight=False)
-        self.jobs += submit(worker_jobs(self.job, self.la, min(waiting, self.workers)), self.la, self.console)
+        LOG.info(f"every worker ended with {waiting} trial(s) queued: starting fresh worker(s)")
+        self.jobs += submit(worker_jobs(self.job, self.la, min(waiting, self.workers)), self.la)
         return True
 
 
-def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int, console: Console):
+def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int):
     """`--wait`: print each trial as it ends, fail and queue again the trials of jobs that
     ended under them, replace workers that all died, until every job has ended; the tally."""
     from ttt_lab.progress import games_progress
 
-    f = _Follower(jobs, job, la, console)
-    with games_progress(console) as progress:
+    f = _Follower(jobs, job, la)
+    with games_progress(log.console()) as progress:
         task = progress.add_task(f"study {job.spec.name}", total=todo)
         while True:
             live = {j.job_id for j in f.jobs if not j.done()}
@@ -188,7 +189,7 @@ def worker_jobs(base: WorkerJob, la: LauncherConfig, workers: int) -> list[Worke
             for i in range(workers)]
 
 
-def show_status(spec, storage: str | None, la: LauncherConfig, console: Console) -> int:
+def show_status(spec, storage: str | None, la: LauncherConfig) -> int:
     """`--status`: the study's trials (from the storage) and its launcher jobs (from the scheduler)."""
     import optuna
 
@@ -202,10 +203,9 @@ def show_status(spec, storage: str | None, la: LauncherConfig, console: Console)
     except KeyError:
         raise StudyError(f"no study named '{spec.name}' in the storage {url.split('?')[0]} yet: run the sweep first "
                          "(the same arguments without --status), or pass --storage where it ran.") from None
-    console.print(summary_table(study, spec))
+    LOG.info(summary_table(study, spec))
     states = [t.state.name for t in study.get_trials(deepcopy=False)]
-    console.print(", ".join(f"{states.count(s)} {s.lower()}" for s in sorted(set(states))) or "no trials yet",
-                  highlight=False)
+    LOG.info(", ".join(f"{states.count(s)} {s.lower()}" for s in sorted(set(states))) or "no trials yet")
     if (folder_of(la, spec.name) / JOBS_FILE).is_file():
-        console.print(jobs_table(la, spec.name))
+        LOG.info(jobs_table(la, spec.name))
     return 0

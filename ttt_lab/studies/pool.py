@@ -17,13 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optuna.trial import TrialState
-from rich.console import Console
+from rich.markup import escape
 
+from ttt_lab import log
 from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.worker import WorkerJob, plan_job, worker_main
 
 COLOURS = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red"}
+
+LOG = log.get("studies")
 
 
 @dataclass
@@ -42,7 +45,6 @@ class WorkerPool:
     store: object
     parent: str
     storage_url: str
-    console: Console
     max_failures: int | None = None
     trial_timeout: float | None = None
     """Seconds a trial may run; past it its worker is killed (a hung or stopped process cannot stop
@@ -63,9 +65,8 @@ class WorkerPool:
         self.running: dict[int, int] = {}
         self.started: dict[int, float] = {}
         self.exited: set[int] = set()
-        self.console.print(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}",
-                           highlight=False)
-        with games_progress(self.console) as progress:
+        LOG.info(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}")
+        with games_progress(log.console()) as progress:
             self.progress, self.task = progress, progress.add_task(f"study {self.plan.spec.name}", total=todo)
             if workers == 1 and self.trial_timeout is None:
                 self._inline(threads, log_dir)
@@ -126,12 +127,11 @@ class WorkerPool:
         self.tally.pruned += r.state == "PRUNED"
         self.tally.failed += r.state == "FAIL"
         vals = ", ".join(f"{v:.3f}" for v in r.values) if r.values else r.error or ""
-        self.console.print(f"trial {r.number} [{COLOURS[r.state]}]{r.state}[/] in {r.seconds:.1f} s  {vals}",
-                           highlight=False)
+        LOG.info(f"trial {r.number} [{COLOURS[r.state]}]{r.state}[/] in {r.seconds:.1f} s  {escape(vals)}",
+                 extra={"markup": True})
         self.progress.advance(self.task, 1)
         if self.max_failures is not None and self.tally.failed >= self.max_failures and not self.stop.is_set():
-            self.console.print(f"[red]{self.tally.failed} failed trials: stopping "
-                               f"(--max-failures {self.max_failures})[/]")
+            LOG.warning(f"{self.tally.failed} failed trials: stopping (--max-failures {self.max_failures})")
             self.stop.set()
 
     def _overdue(self, index: int) -> bool:
@@ -145,8 +145,7 @@ class WorkerPool:
         from ttt_lab.studies.mutex import study_mutex
 
         number, proc = self.running[index], self.procs[index]
-        self.console.print(f"[red]trial {number} ran past --trial-timeout {self.trial_timeout:g} s: stopping its "
-                           "worker[/]", highlight=False)
+        LOG.warning(f"trial {number} ran past --trial-timeout {self.trial_timeout:g} s: stopping its worker")
         proc.kill()
         proc.join()
         self._died(index, proc, f"ran past --trial-timeout {self.trial_timeout:g} s")
@@ -169,8 +168,8 @@ class WorkerPool:
         self.exited.add(index)
         self.tally.died += 1
         number = self.running.pop(index, None)
-        self.console.print(f"[red]worker {index} died (exit code {proc.exitcode})[/]"
-                           + (f" during trial {number}; marked failed" if number is not None else ""), highlight=False)
+        LOG.warning(f"worker {index} died (exit code {proc.exitcode})"
+                    + (f" during trial {number}; marked failed" if number is not None else ""))
         if number is None:
             return
         study = optuna.load_study(study_name=self.plan.spec.name, storage=self.storage)

@@ -13,10 +13,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-
+from ttt_lab import log
 from ttt_lab.errors import TttLabError
 from ttt_lab.tracking import keys
+
+LOG = log.get("studies")
 
 
 @dataclass
@@ -108,7 +109,7 @@ def compare(store, run, again_store, again_id: str, steps: int | None) -> Compar
     return out
 
 
-def reproduce(run_id: str, console: Console, steps: int | None = None, overrides: list[str] | None = None,
+def reproduce(run_id: str, steps: int | None = None, overrides: list[str] | None = None,
               trust_code: bool = False) -> Comparison:
     from ttt_lab.config.load import from_tree, load
     from ttt_lab.tracking.store import get_run, open_store
@@ -129,7 +130,7 @@ def reproduce(run_id: str, console: Console, steps: int | None = None, overrides
     loaded = from_tree(scratch_tree(tree, scratch, steps), run.data.tags.get(keys.OVERRIDES, "").split())
     warnings = _warnings(run.data.tags)
     for w in warnings:
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        LOG.warning(f"warning: {w}")
     from ttt_lab.config.build import check_trusted
 
     check_trusted(loaded.cfg.opponent, trust_code, f"run {run_id}'s logged config")

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.console import Console
-
+from ttt_lab import log
 from ttt_lab.studies.enqueue import SETTLED, count, enqueue_grid, requeue_failed, states_by_hash
 from ttt_lab.studies.mutex import study_mutex
 from ttt_lab.studies.parent_run import close_parent, parent_run
@@ -21,6 +20,8 @@ from ttt_lab.studies.recovery import recover
 from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.studies.storage import create_or_load, open_storage, storage_url
 from ttt_lab.studies.tables import plan_table, search_table, summary_table
+
+LOG = log.get("studies")
 
 
 @dataclass
@@ -48,25 +49,24 @@ def _open(plan: Plan, given_storage: str | None, tracking: bool = True):
     return storage, open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)
 
 
-def _dry_run(plan: Plan, storage, console: Console, launch=None, workers: int | None = None) -> StudyOutcome:
+def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> StudyOutcome:
     import optuna
 
     if plan.spec.kind != "grid":
-        console.print(search_table(plan))
+        LOG.info(search_table(plan))
     else:
         try:
             states = states_by_hash(optuna.load_study(study_name=plan.spec.name, storage=storage))
         except KeyError:
             states = {}
-        console.print(plan_table(plan, states))
-    console.print(design_line(plan.spec), highlight=False)
+        LOG.info(plan_table(plan, states))
+    LOG.info(design_line(plan.spec))
     if launch is not None and launch.launcher.cluster == "slurm":
         from ttt_lab.studies.sbatch import sbatch_script
 
         la = launch.launcher
-        console.print("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
-                                                                          or plan.spec.workers), highlight=False,
-                      markup=False)
+        LOG.info("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
+                                                                     or plan.spec.workers))
     return StudyOutcome(plan.spec.name, None)
 
 
@@ -79,18 +79,18 @@ def design_line(spec: StudySpec) -> str:
             f"{design}; --until-settled adds seeds up to {spec.max_seeds or 'four times as many'}.")
 
 
-def _prepare(study, storage, store, plan: Plan, url: str, command: str, console: Console) -> str:
+def _prepare(study, storage, store, plan: Plan, url: str, command: str) -> str:
     """Under the study's mutex: the parent run, dead workers' trials failed, trials enqueued."""
     spec = plan.spec
 
     def on_wait() -> None:
-        console.print(f"another process is updating study '{spec.name}'; waiting for it", highlight=False)
+        LOG.info(f"another process is updating study '{spec.name}'; waiting for it")
 
     with study_mutex(storage, url, spec.name, on_wait):
         parent = parent_run(study, store, plan, command)
         recovered = recover(study, storage, store)
         if recovered:
-            console.print(f"marked failed (their worker died): trials {recovered}", highlight=False)
+            LOG.info(f"marked failed (their worker died): trials {recovered}")
         if spec.kind == "grid":
             enqueue_grid(study, plan)
         else:
@@ -106,8 +106,8 @@ def _unfinished(study, spec: StudySpec) -> int:
     return max(0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
 
 
-def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None,
-            console: Console) -> Tally | None:
+def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None
+            ) -> Tally | None:
     """The workers as scheduler jobs; the tally when waiting for them, None when not."""
     from ttt_lab.names import under
     from ttt_lab.studies import launcher
@@ -119,16 +119,15 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     log_dir.mkdir(parents=True, exist_ok=True)
     base = plan_job(plan, url, parent, 0, 1, str(log_dir), max_failures)
     workers_ = launcher.worker_jobs(base, la, n)
-    jobs = launcher.submit(workers_, la, console)
+    jobs = launcher.submit(workers_, la)
     if not launch.wait:
-        console.print(f"the workers run on their own: trial logs in {log_dir}; the last one closes the parent run. "
-                      "Add --status to the same command to see the trials and jobs, --wait to follow them.",
-                      highlight=False)
+        LOG.info(f"the workers run on their own: trial logs in {log_dir}; the last one closes the parent run. "
+                 "Add --status to the same command to see the trials and jobs, --wait to follow them.")
         return None
-    return launcher.follow(jobs, workers_[0], la, todo, console)
+    return launcher.follow(jobs, workers_[0], la, todo)
 
 
-def run_study(spec: StudySpec, console: Console, *, workers: int | None = None, storage: str | None = None,
+def run_study(spec: StudySpec, *, workers: int | None = None, storage: str | None = None,
               max_failures: int | None = None, dry_run: bool = False, command: str = "",
               trial_timeout: float | None = None, launch=None) -> StudyOutcome:
     from optuna.trial import TrialState
@@ -141,28 +140,27 @@ def run_study(spec: StudySpec, console: Console, *, workers: int | None = None, 
         check_launch(launch.launcher, url, plan.base.cfg.tracking.uri)
     optuna_storage, store = _open(plan, storage, tracking=not dry_run)
     if dry_run:
-        return _dry_run(plan, optuna_storage, console, launch, workers)
+        return _dry_run(plan, optuna_storage, launch, workers)
     study = create_or_load(optuna_storage, spec, plan.distributions)
-    parent = _prepare(study, optuna_storage, store, plan, url, command, console)
+    parent = _prepare(study, optuna_storage, store, plan, url, command)
     waiting = count(study, TrialState.WAITING)
     todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - count(study, *SETTLED)) + waiting
     tally = Tally()
     if todo and launch is not None:
-        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures, console)
+        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures)
         if launched is None:
             return StudyOutcome(spec.name, parent)
         tally = launched
     elif todo:
-        pool = WorkerPool(plan, optuna_storage, store, parent, url, console, max_failures, trial_timeout)
+        pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, trial_timeout)
         tally = pool.run(workers or spec.workers, todo)
     else:
-        console.print(f"study '{spec.name}': every trial is done already; nothing to run.", highlight=False)
-    console.print(summary_table(study, spec))
+        LOG.info(f"study '{spec.name}': every trial is done already; nothing to run.")
+    LOG.info(summary_table(study, spec))
     left = _unfinished(study, spec) + tally.died
     if left:
-        console.print(f"[yellow]{left} trial(s) of study '{spec.name}' are unfinished; run the same command again "
-                      "to run them.[/]", highlight=False)
+        LOG.warning(f"{left} trial(s) of study '{spec.name}' are unfinished; run the same command again to run them.")
     close_parent(study, store, parent)
-    console.print(f"MLflow UI: `ttt-lab ui`, then experiment '{spec.name}' (parent run {parent}; one child run "
-                  f"per trial). Report: `ttt-lab report {spec.name}`.", highlight=False)
+    LOG.info(f"MLflow UI: `ttt-lab ui`, then experiment '{spec.name}' (parent run {parent}; one child run "
+             f"per trial). Report: `ttt-lab report {spec.name}`.")
     return StudyOutcome(spec.name, parent, tally.finished, tally.failed, tally.pruned, left)

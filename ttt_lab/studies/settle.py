@@ -10,9 +10,9 @@ import dataclasses
 from collections.abc import Callable
 from statistics import fmean
 
-from rich.console import Console
 from rich.table import Table
 
+from ttt_lab import log
 from ttt_lab.formats import points
 from ttt_lab.studies.decision import UNRESOLVED, Comparison, decide
 from ttt_lab.studies.grid import values as sweep_values
@@ -20,6 +20,7 @@ from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.tracking import keys
 
 LOOKS_ATTR, REFERENCE_ATTR = "settle_looks", "settle_reference"
+LOG = log.get("studies")
 
 
 def study_seeds(spec: StudySpec) -> list[int]:
@@ -103,7 +104,7 @@ def _record(study, store_of: Callable[[], object], spec: StudySpec, looks: list[
                    keys.MARGIN: str(spec.margin)})
 
 
-def run_until_settled(spec: StudySpec, console: Console, *, max_seeds: int | None, dry_run: bool,
+def run_until_settled(spec: StudySpec, *, max_seeds: int | None, dry_run: bool,
                       run: Callable[[StudySpec], object], storage: str | None = None) -> int:
     initial = study_seeds(spec)
     budget = max_seeds or spec.max_seeds or 4 * len(initial)
@@ -111,15 +112,15 @@ def run_until_settled(spec: StudySpec, console: Console, *, max_seeds: int | Non
         raise StudyError(f"--max-seeds {budget} is fewer than the {len(initial)} seeds '{spec.name}' starts with; "
                          f"give at least {len(initial)}.")
     if dry_run:
-        console.print(f"--until-settled: {len(initial)} seeds per condition first, then {len(initial)} more at a "
-                      f"time up to {budget}, paired (every condition on the same seeds), margin {spec.margin:g} "
-                      f"on {spec.objectives[0].metric}.", highlight=False)
+        LOG.info(f"--until-settled: {len(initial)} seeds per condition first, then {len(initial)} more at a "
+                 f"time up to {budget}, paired (every condition on the same seeds), margin {spec.margin:g} "
+                 f"on {spec.objectives[0].metric}.")
         run(spec)
         return 0
-    return _settle(spec, console, initial, budget, run, storage)
+    return _settle(spec, initial, budget, run, storage)
 
 
-def _settle(spec: StudySpec, console: Console, initial: list[int], budget: int,
+def _settle(spec: StudySpec, initial: list[int], budget: int,
             run: Callable[[StudySpec], object], given_storage: str | None) -> int:
     import optuna
 
@@ -132,8 +133,8 @@ def _settle(spec: StudySpec, console: Console, initial: list[int], budget: int,
     while True:
         outcome = run(with_seeds(spec, seeds_for(initial, n)))
         if getattr(outcome, "failed", 0) or getattr(outcome, "unfinished", 0):
-            console.print("some trials did not finish: no look taken. Run the same command again to finish them "
-                          "and continue.", highlight=False)
+            LOG.info("some trials did not finish: no look taken. Run the same command again to finish them "
+                     "and continue.")
             return 1
         study = optuna.load_study(study_name=spec.name, storage=storage)
         by_cond = objective_by_condition(study, spec)
@@ -141,17 +142,17 @@ def _settle(spec: StudySpec, console: Console, initial: list[int], budget: int,
         study.set_user_attr(LOOKS_ATTR, looks)
         comps = decide(by_cond, _reference(study, spec, by_cond), metric=spec.objectives[0].metric,
                        margin=spec.margin, looks=looks, max_seeds=budget)
-        console.print(decisions_table(comps, n, budget))
+        LOG.info(decisions_table(comps, n, budget))
         _record(study, lambda: _store(spec), spec, looks, budget)
         if all(c.decision != UNRESOLVED for c in comps):
-            console.print(f"settled after {n} seeds per condition ({len(looks)} look(s)).", highlight=False)
+            LOG.info(f"settled after {n} seeds per condition ({len(looks)} look(s)).")
             return 0
         if n >= budget:
             need = max((c.seeds_needed or 0) for c in comps)
             where = spec.source if spec.source != "command line" else spec.name
-            console.print(f"the seed budget ({budget}) is spent and a comparison is still unresolved; about {need} "
-                          f"seeds per condition would settle it: `ttt-lab sweep {where} --until-settled --max-seeds "
-                          f"{max(need, budget + step)}` continues, reusing every finished trial.", highlight=False)
+            LOG.info(f"the seed budget ({budget}) is spent and a comparison is still unresolved; about {need} "
+                     f"seeds per condition would settle it: `ttt-lab sweep {where} --until-settled --max-seeds "
+                     f"{max(need, budget + step)}` continues, reusing every finished trial.")
             return 0
         n = min(budget, n + step)
 
