@@ -76,3 +76,13 @@ def test_illegal_move_is_rejected() -> None:
         play("X........", 0)
     with pytest.raises(InvalidBoard, match="not a legal move"):
         play("XXXOO....", 5)
+
+
+@given(st.text(alphabet="XO.", min_size=9, max_size=9))
+def test_threats_are_the_empty_cells_that_would_complete_a_line(board: str) -> None:
+    from ttt_lab.game.board import LINES, threats
+
+    for symbol in "XO":
+        completing = {c for c in range(9) if board[c] == "."
+                      and any(c in line and all(board[i] == symbol for i in line if i != c) for line in LINES)}
+        assert threats(board, symbol) == len(completing)

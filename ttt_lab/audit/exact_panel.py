@@ -16,7 +16,7 @@ from ttt_lab.config.schema import Config
 from ttt_lab.env.exact import Cut, Leaf, Node, OpponentDistribution, OpponentTurn, Tree, evaluate_tree
 from ttt_lab.env.rubric import DRAW, WIN
 from ttt_lab.evaluation.exact import largest_of, starts
-from ttt_lab.game.board import LINES
+from ttt_lab.game.board import threats
 from ttt_lab.game.solver import table
 from ttt_lab.game.symmetry import CELL_MAPS, INVERSES, transform
 
@@ -68,15 +68,6 @@ def member_distribution(opponent: object) -> OpponentDistribution | None:
     return dist if callable(dist) else None
 
 
-def _threats(board: str, mark: str) -> int:
-    cells = set()
-    for line in LINES:
-        marks = [board[i] for i in line]
-        if marks.count(mark) == 2 and marks.count(".") == 1:
-            cells.add(line[marks.index(".")])
-    return len(cells)
-
-
 def fork_open(state: int) -> bool:
     """The side to move at `state` has a reply that makes two winning threats while the other
     side has none: the policy, which just moved, allowed a fork."""
@@ -86,7 +77,7 @@ def fork_open(state: int) -> bool:
     me = "O" if them == "X" else "X"
     for c in t.legal[state]:
         after = t.children[state][c]
-        if not t.terminal[after] and _threats(t.boards[after], them) >= 2 and _threats(t.boards[after], me) == 0:
+        if not t.terminal[after] and threats(t.boards[after], them) >= 2 and threats(t.boards[after], me) == 0:
             return True
     return False
 

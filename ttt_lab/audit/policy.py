@@ -29,7 +29,7 @@ from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.env.tree import play_tree, tree_symbol
 from ttt_lab.evaluation.stats import wilson
-from ttt_lab.game.board import LINES
+from ttt_lab.game.board import threats
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import table
@@ -155,16 +155,6 @@ def memorisation_check(results: list[MemberResult], training: list[bool], min_ga
     return Check("memorisation.gap", gap, f"<= {min_gap:g} or intervals overlap", status, detail)
 
 
-def _threats(board: str, mark: str) -> int:
-    """Empty cells where `mark` would complete a line."""
-    cells = set()
-    for line in LINES:
-        marks = [board[i] for i in line]
-        if marks.count(mark) == 2 and marks.count(".") == 1:
-            cells.add(line[marks.index(".")])
-    return len(cells)
-
-
 def fork_allowed(record: GameRecord) -> bool:
     """After some move of the policy, the opponent could make two winning threats at once
     while the policy had no win of its own to answer with."""
@@ -179,7 +169,7 @@ def fork_allowed(record: GameRecord) -> bool:
         for c in t.legal[s]:
             after = t.children[s][c]
             board = t.boards[after]
-            if not t.terminal[after] and _threats(board, them) >= 2 and _threats(board, me) == 0:
+            if not t.terminal[after] and threats(board, them) >= 2 and threats(board, me) == 0:
                 return True
     return False
 

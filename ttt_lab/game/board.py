@@ -26,6 +26,16 @@ def winner(board: str) -> str | None:
     return None
 
 
+def threats(board: str, symbol: str) -> int:
+    """Empty cells where `symbol` would complete a line (two threats at once: a fork)."""
+    cells = set()
+    for line in LINES:
+        marks = [board[i] for i in line]
+        if marks.count(symbol) == 2 and marks.count(".") == 1:
+            cells.add(line[marks.index(".")])
+    return len(cells)
+
+
 def side_to_move(board: str) -> str:
     """X moves first, so X is to move whenever both sides have as many marks."""
     return "X" if board.count("X") == board.count("O") else "O"
