@@ -31,16 +31,13 @@ def median_wall(cmd: list[str], repeats: int) -> float:
 
 
 def eval_seconds(games: int, tracking: bool, home: Path) -> tuple[float, float, float]:
-    from rich.console import Console
-
     from ttt_lab.config.load import load
     from ttt_lab.evaluation.run import run_eval
     from ttt_lab.players.factory import build_player
 
     loaded = load([f"eval.games={games // 2}", "eval.suite=quick", f"tracking.enabled={str(tracking).lower()}"])
-    console = Console(file=open(os.devnull, "w"))  # noqa: SIM115
     t = time.perf_counter()
-    out = run_eval(loaded, build_player(loaded.cfg), console)
+    out = run_eval(loaded, build_player(loaded.cfg))
     return time.perf_counter() - t, out.play_seconds, out.tracking_seconds
 
 

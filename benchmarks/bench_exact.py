@@ -18,19 +18,15 @@ from pathlib import Path
 
 
 def checkpoint(home: Path) -> str:
-    from rich.console import Console
-
     from ttt_lab.config.load import load
     from ttt_lab.train.pipeline import train
 
     loaded = load(["experiment=tiny_cpu", "phase=sft", "train.sft.epochs=1", "tracking.enabled=false",
                    f"home={home}"])
-    return str(train(loaded, Console(file=open(os.devnull, "w"))).checkpoint)
+    return str(train(loaded).checkpoint)
 
 
 def timed(path: str, home: Path, mode: str, games: int) -> tuple[float, list]:
-    from rich.console import Console
-
     from ttt_lab.config.load import load
     from ttt_lab.evaluation.run import run_eval
     from ttt_lab.players.factory import build_player
@@ -39,7 +35,7 @@ def timed(path: str, home: Path, mode: str, games: int) -> tuple[float, list]:
                    "eval.suite=quick", "tracking.enabled=false", "eval.transcript=false", f"home={home}"])
     player = build_player(loaded.cfg)
     start = time.perf_counter()
-    out = run_eval(loaded, player, Console(file=open(os.devnull, "w")))  # noqa: SIM115
+    out = run_eval(loaded, player)
     return time.perf_counter() - start, out.results
 
 
