@@ -124,3 +124,8 @@ def test_each_trial_says_where_its_time_went_and_the_report_adds_it_up(swept_hom
     section = md.split("## Where the time went", 1)[1].split("\n## ", 1)[0]
     assert f"| RL | {totals['rl']:.0f} |" in section and "time_split.svg" in section
     assert f"| all phases | {sum(totals.values()):.0f} | 100 |" in section
+    import re
+
+    linked = re.findall(r"\]\((figures/[^)]+)\)", md)  # every figure the page links is written beside it
+    assert "figures/time_split.svg" in linked
+    assert all((swept_home / "reports" / swept / f).is_file() for f in linked), linked

@@ -201,7 +201,7 @@ def build(study: Study, with_audits: bool = True, c: StabilityConfig | None = No
     report.sections = [header(study), verdict_section(report), results(study), curves(report), stability(study, c)]
     if with_audits:
         report.sections.append(audits(study, trust_code))
-    report.sections.append(Section("Where the time went", time_split.blocks(study)))
+    report.sections.append(Section("Where the time went", time_split.blocks(study, report.svgs)))
     report.sections.append(reproduce(study))
     return report
 

@@ -19,7 +19,8 @@ def split(metrics: dict[str, float]) -> dict[str, float] | None:
     return {p: metrics.get(f"{PREFIX}{p}_s", 0.0) for p in PHASES}
 
 
-def blocks(study: Study) -> list:
+def blocks(study: Study, svgs: dict[str, str]) -> list:
+    """The section's blocks; its figure is added to `svgs` (the Markdown twin writes it beside the page)."""
     per: dict[str, dict[str, float]] = {}
     timed = untimed = 0
     for cond, trials in study.conditions().items():
@@ -49,6 +50,7 @@ def blocks(study: Study) -> list:
     svg = figures.stacked_bars("Where the time went, per condition", [(c, {LABELS[p]: v[p] for p in PHASES})
                                                                      for c, v in ordered],
                                tuple(LABELS[p] for p in PHASES))
+    svgs["time_split.svg"] = svg
     return [Para(text), Table(["phase", "seconds", "% of trial time"], rows),
             Figures([("Where the time went: seconds per phase, summed over each condition's trials", svg,
                       "time_split.svg")])]
