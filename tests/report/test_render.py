@@ -106,6 +106,8 @@ def test_one_seed_never_shows_a_zero_width_interval_and_the_games_give_one():
 
     lo, hi = wilson(72, 100)
     assert f"72.0 [{100 * lo:.1f}, {100 * hi:.1f}]" in results.markdown
+    answer = next(s for s in report.sections if s.title == "Answer").markdown
+    assert "give the study seeds (seed=0,1,2)" in answer and "after 0 seeds" not in answer
 
 
 def _draws(rng, p: float, seeds: int, games: int = 100) -> list[float]:

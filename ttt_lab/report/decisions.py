@@ -97,6 +97,10 @@ def sentences(a: Answer) -> list[str]:
             out.append(f"{c.condition} differs: {span}.")
         elif c.decision == EQUIVALENT:
             out.append(f"{c.condition} is equivalent (within ±{100 * a.margin:g}): {span}.")
+        elif c.seeds < 2:
+            out.append(f"{c.condition} is unresolved: with {c.seeds or 'no'} seed{'s' * (c.seeds != 1)} shared "
+                       "with the reference there is no spread to compare against; give the study seeds "
+                       "(seed=0,1,2) to decide it.")
         else:
             need = f"about {c.seeds_needed} seeds per condition would settle it" if c.seeds_needed else \
                 "more seeds are needed to settle it"
