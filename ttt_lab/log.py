@@ -48,11 +48,18 @@ class ConsoleHandler(logging.Handler):
             self.handleError(record)
 
 
+def _drop_handlers(logger: logging.Logger) -> list[logging.Handler]:
+    """Remove this module's handlers from `logger`; the ones removed."""
+    mine = [h for h in logger.handlers if isinstance(h, ConsoleHandler)]
+    for h in mine:
+        logger.removeHandler(h)
+    return mine
+
+
 def install(console: Console) -> ConsoleHandler:
     """Print ttt-lab's lines on `console` from now on (replacing a handler installed before)."""
     logger = logging.getLogger(ROOT)
-    for h in [h for h in logger.handlers if isinstance(h, ConsoleHandler)]:
-        logger.removeHandler(h)
+    _drop_handlers(logger)
     handler = ConsoleHandler(console)
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
@@ -64,17 +71,16 @@ def install(console: Console) -> ConsoleHandler:
 def to(console: Console) -> Iterator[None]:
     """Print ttt-lab's lines on `console` for the block (a sweep worker: each trial's own log)."""
     logger = logging.getLogger(ROOT)
-    before = ([h for h in logger.handlers if isinstance(h, ConsoleHandler)], logger.level, logger.propagate)
+    handlers, level, propagate = _drop_handlers(logger), logger.level, logger.propagate
     install(console)
     try:
         yield
     finally:
-        for h in [h for h in logger.handlers if isinstance(h, ConsoleHandler)]:
-            logger.removeHandler(h)
-        for h in before[0]:
+        _drop_handlers(logger)
+        for h in handlers:
             logger.addHandler(h)
-        logger.setLevel(before[1])
-        logger.propagate = before[2]
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def console() -> Console:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from ttt_lab.config.schema import Config
 from ttt_lab.env.exact import Cut, Leaf, Node, OpponentDistribution, OpponentTurn, Tree, evaluate_tree
@@ -68,6 +69,7 @@ def member_distribution(opponent: object) -> OpponentDistribution | None:
     return dist if callable(dist) else None
 
 
+@cache
 def fork_open(state: int) -> bool:
     """The side to move at `state` has a reply that makes two winning threats while the other
     side has none: the policy, which just moved, allowed a fork."""
@@ -82,6 +84,13 @@ def fork_open(state: int) -> bool:
     return False
 
 
+@cache
+def _keeping(state: int) -> frozenset[int]:
+    """The positions a value-keeping move from `state` leads to."""
+    t = table()
+    return frozenset(t.children[state][c] for c in t.optimal[state])
+
+
 def _path_stats(node: Node, dist: OpponentDistribution, memo: dict[int, tuple[float, float, float]]
                 ) -> tuple[float, float, float]:
     """(expected moves, expected value-keeping moves, probability of a fork allowed) below `node`."""
@@ -90,7 +99,6 @@ def _path_stats(node: Node, dist: OpponentDistribution, memo: dict[int, tuple[fl
     got = memo.get(id(node))
     if got is not None:
         return got
-    t = table()
     moves = optimal = fork = 0.0
     if isinstance(node, OpponentTurn):
         for cell, q in dist(node.state).items():
@@ -98,7 +106,7 @@ def _path_stats(node: Node, dist: OpponentDistribution, memo: dict[int, tuple[fl
             moves, optimal, fork = moves + q * m, optimal + q * o, fork + q * f
         fork = 1.0 if fork_open(node.state) else fork
     else:
-        keeping = {t.children[node.state][c] for c in t.optimal[node.state]}
+        keeping = _keeping(node.state)
         for q, _reply, child in node.replies:
             m, o, f = _path_stats(child, dist, memo)
             moved = isinstance(child, OpponentTurn) or (isinstance(child, Leaf) and child.outcome in (WIN, DRAW))

@@ -241,6 +241,11 @@ def _exact_members(cfg: Config, player: Player, members: list[Member]):
     return policy, [(m.name, d) for m, d in zip(members, dists, strict=True)]
 
 
+def walks_exactly(cfg: Config, player: Player, training: Opponent) -> bool:
+    """Whether `audit_policy` walks the exact tree for this player (no games to count)."""
+    return _exact_members(cfg, player, panel(training, cfg.opponent.scoring, 1, cfg.audit.policy.noise)) is not None
+
+
 def _exact_audit(cfg: Config, player: Player, members: list[Member], policy, dists) -> Audit:
     a = cfg.audit.policy
     results = exact_panel(cfg, policy, dists)
@@ -272,9 +277,10 @@ def audit_policy(cfg: Config, player: Player, training: Opponent,
     start = time.perf_counter()
     a = cfg.audit.policy
     # In expectation a random tie-break's seed sets are one opponent: the exact panel needs one.
-    exact = _exact_members(cfg, player, panel(training, cfg.opponent.scoring, 1, a.noise))
+    exact_panel_members = panel(training, cfg.opponent.scoring, 1, a.noise)
+    exact = _exact_members(cfg, player, exact_panel_members)
     if exact is not None:
-        audit = _exact_audit(cfg, player, panel(training, cfg.opponent.scoring, 1, a.noise), *exact)
+        audit = _exact_audit(cfg, player, exact_panel_members, *exact)
         if a.tree:
             tree, audit.data["tree"] = tree_check(player, cfg)
             audit.checks.append(tree)

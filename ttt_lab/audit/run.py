@@ -62,7 +62,7 @@ def dataset_audit(loaded: Loaded, file: Path | None, trainer_order: bool = True)
 
 
 def policy_audit(loaded: Loaded) -> Audit:
-    from ttt_lab.audit.policy import audit_policy, panel
+    from ttt_lab.audit.policy import audit_policy, panel, walks_exactly
     from ttt_lab.players.factory import build_player
     from ttt_lab.progress import games_progress
 
@@ -70,9 +70,13 @@ def policy_audit(loaded: Loaded) -> Audit:
     player = build_player(cfg)
     make = opponent_factory(cfg.opponent)
     training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
-    total = cfg.audit.policy.games * len(panel(training, cfg.opponent.scoring, cfg.audit.policy.seed_sets))
+    if walks_exactly(cfg, player, training):  # no games to count: the exact tree walk
+        label, total = "policy audit (exact tree)", None
+    else:
+        label = "policy audit"
+        total = cfg.audit.policy.games * len(panel(training, cfg.opponent.scoring, cfg.audit.policy.seed_sets))
     with games_progress(log.console()) as progress:
-        task = progress.add_task("policy audit", total=total)
+        task = progress.add_task(label, total=total)
         return audit_policy(cfg, player, training, lambda n: progress.advance(task, n))
 
 
