@@ -92,12 +92,12 @@ def run_mode(name: str, base: list[str], home: Path, args) -> dict:
 
 def _choices(overrides: list[str]) -> dict:
     from ttt_lab.config.load import load
-    from ttt_lab.train.checkpoints import attention
-    from ttt_lab.train.runtime import use_bf16, use_compile
+    from ttt_lab.train.runtime import resolve
 
     cfg = load(overrides).cfg
-    return {"bf16": use_bf16(cfg), "compile": use_compile(cfg), "model.tokens": cfg.model.tokens,
-            "attention": attention(cfg)}
+    runtime = resolve(cfg)
+    return {"bf16": runtime.bf16, "compile": runtime.compile, "model.tokens": cfg.model.tokens,
+            "attention": runtime.attention}
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ttt_lab.config.schema import Config
 from ttt_lab.train import distributed
-from ttt_lab.train.runtime import TrainError
+from ttt_lab.train.runtime import Runtime, TrainError, resolve
 
 DONE = "done.json"
 
@@ -81,15 +81,16 @@ def publish(model, tokenizer, work: Path, out: Path, info: dict[str, Any]) -> di
     return info
 
 
-def load_model(path: str, cfg: Config):
-    """Model and tokenizer from a checkpoint; clear errors for what training cannot use."""
+def load_model(path: str, cfg: Config, *, runtime: Runtime | None = None):
+    """Model and tokenizer from a checkpoint, on `runtime`'s device with its attention kernel
+    (resolved from `cfg` when not given); clear errors for what training cannot use."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, cfg.model.dtype),
-                                                     attn_implementation=attention(cfg))
+                                                     attn_implementation=(runtime or resolve(cfg)).attention)
     except (OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TrainError(f"cannot load the model from {path!r}: {first}. Set model.path to a checkpoint folder "
@@ -101,13 +102,6 @@ def load_model(path: str, cfg: Config):
         tokenizer.pad_token = tokenizer.eos_token
     check_reply_budget(tokenizer, cfg.player.max_new_tokens)
     return model.to(cfg.model.device), tokenizer
-
-
-def attention(cfg: Config) -> str:
-    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
-    if cfg.model.attention != "auto":
-        return cfg.model.attention
-    return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 
 WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin")

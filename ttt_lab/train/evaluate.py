@@ -8,15 +8,16 @@ from ttt_lab.evaluation.exact import exact_suite, resolve_mode, unavailable_reas
 from ttt_lab.evaluation.suite import suite_examples
 from ttt_lab.evaluation.summary import Summary, summarise
 from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import use_bf16
+from ttt_lab.train.runtime import Runtime, resolve
 
 TRAINING_SUITE = (SuiteEntry("random", opponent="random"), SuiteEntry("optimal"))
 
 
 def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float = 0.0,
-                   suite: tuple[SuiteEntry, ...] = TRAINING_SUITE) -> list[Summary]:
+                   suite: tuple[SuiteEntry, ...] = TRAINING_SUITE, *, runtime: Runtime | None = None) -> list[Summary]:
     """Win/draw/loss of `model` against each entry: exact from its game tree where `eval.mode`
-    allows (greedy, or sampling bare moves), else `games` sampled games each, half moving first."""
+    allows (greedy, or sampling bare moves), else `games` sampled games each, half moving first
+    (under `runtime`'s precision, resolved from `cfg` when not given)."""
     import dataclasses
 
     import torch
@@ -29,13 +30,14 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
         finally:
             model.train(was_training)
 
+    bf16 = (runtime or resolve(cfg)).bf16
     small = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, games=games))
     out = []
     for i, entry in enumerate(suite):
         examples = suite_examples(small, i, entry)
         gen = torch.Generator().manual_seed(cfg.seed + i)
         rollouts = play_rollouts(model, tokenizer, examples, cfg.env, suite_opponent(entry),
-                                 Sampling(temperature, cfg.player.max_new_tokens, use_bf16(cfg)), generator=gen)
+                                 Sampling(temperature, cfg.player.max_new_tokens, bf16), generator=gen)
         out.append(summarise(entry.name, [r.record for r in rollouts]))
     return out
 

@@ -18,21 +18,24 @@ from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish, resume_point
 from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, reward_functions
 from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_config, phase_steps, save_dataset
+from ttt_lab.train.runtime import Runtime, resolve
 from ttt_lab.train.trainer_args import grpo_args, lora
 
 
-def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path,
+def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path, *,
                  callbacks: list | None = None, resume: bool = True, games: list | None = None,
-                 say: Callable[[str], None] = print) -> dict:
-    """Train one phase from `model_path`; the final checkpoint lands in `out`. Trainer
-    checkpoints in `out.work/trainer` let an interrupted phase resume where it stopped."""
+                 say: Callable[[str], None] = print, runtime: Runtime | None = None) -> dict:
+    """Train one phase from `model_path` under `runtime` (resolved from `cfg` when not given); the
+    final checkpoint lands in `out`. Trainer checkpoints in `out.work/trainer` let an interrupted
+    phase resume where it stopped."""
     from datasets import Dataset
 
     from ttt_lab.train.trainer import GameTrainer
 
     steps = phase_steps(cfg, phase)
     examples = phase_dataset(cfg, phase, index, steps)
-    model, tokenizer = load_model(model_path, cfg)
+    runtime = runtime or resolve(cfg)
+    model, tokenizer = load_model(model_path, cfg, runtime=runtime)
     max_new = cfg.player.max_new_tokens
     work = out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
@@ -42,10 +45,11 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
                      share // micro_batch(share, cfg.train.micro_batch_size))
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
-    args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer))
+    args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer), runtime=runtime)
+    rollout = make_rollout_func(cfg, phase, examples, max_new, index, runtime=runtime)
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
-        processing_class=tokenizer, rollout_func=make_rollout_func(cfg, phase, examples, max_new, index),
+        processing_class=tokenizer, rollout_func=rollout,
         callbacks=callbacks, peft_config=lora(cfg),
     )
     from transformers import PrinterCallback

@@ -11,7 +11,7 @@ from ttt_lab.env.dataset import Example
 from ttt_lab.train import distributed
 from ttt_lab.train.phase_data import PHASE_SALT
 from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import use_bf16
+from ttt_lab.train.runtime import Runtime, resolve
 
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
@@ -40,10 +40,11 @@ def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
 
 
 def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
-                      index: int = 0):
+                      index: int = 0, *, runtime: Runtime | None = None):
     from ttt_lab.game.seeding import derive_seed
     from ttt_lab.train.exploiter import phase_opponent
 
+    bf16 = (runtime or resolve(cfg)).bf16
     opponent = build_opponent(cfg.opponent)
     refresh = phase_opponent(opponent, cfg, phase)  # the exploiter's best response, kept recent
     seed = derive_seed(cfg.seed, PHASE_SALT + index)
@@ -56,7 +57,7 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
         batch = [examples[n // phase.num_generations] for n in numbers]
         vllm = trainer.vllm_generation if cfg.train.use_vllm else None
         rollouts = play_rollouts(model, trainer.processing_class, batch, cfg.env, opponent,
-                                 Sampling(phase.temperature, max_new_tokens, use_bf16(cfg)),
+                                 Sampling(phase.temperature, max_new_tokens, bf16),
                                  opponent_seeding=cfg.opponent.seeding, game_ids=numbers, vllm=vllm,
                                  sampling_seed=seed)
         return {

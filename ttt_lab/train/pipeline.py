@@ -30,7 +30,7 @@ from ttt_lab.locks import file_lock
 from ttt_lab.tracking import keys
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import checkpoint_digest, done_info, is_done
-from ttt_lab.train.runtime import check_device, check_vllm, quiet, torch_threads, use_bf16, use_compile
+from ttt_lab.train.runtime import Runtime, check_device, check_vllm, quiet, resolve
 
 LOG = log.get("train")
 
@@ -47,7 +47,7 @@ class TrainOutcome:
     """`final` against `sft` game by game, per opponent (empty without SFT)."""
 
 
-def sft_key(cfg: Config, base: str) -> str:
+def sft_key(cfg: Config, base: str, runtime: Runtime | None = None) -> str:
     """The warm-up cache's key: its settings and the base model's *content* (how the home
     path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
     share one warm-up), nor do settings the warm-up never reads (the RL phases' dataset sampling:
@@ -63,8 +63,9 @@ def sft_key(cfg: Config, base: str) -> str:
             "seed": warm_up_seed(cfg),
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
     # How the warm-up's arithmetic ran, when not the fp32 eager default (whose keys stay as they were).
-    spec |= {"bf16": True} if use_bf16(cfg) else {}
-    spec |= {"compiled": True} if use_compile(cfg) else {}
+    runtime = runtime or resolve(cfg)
+    spec |= {"bf16": True} if runtime.bf16 else {}
+    spec |= {"compiled": True} if runtime.compile else {}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -121,9 +122,8 @@ def train(loaded: Loaded, *, fresh: bool = False, run=None,
     check_device(cfg)
     check_vllm(cfg)
     distributed.check_processes(cfg.train.processes)
-    torch_threads()
-    use_bf16(cfg, say=LOG.info)
-    use_compile(cfg, say=LOG.info)
+    runtime = resolve(cfg, say=LOG.info)  # once: every step below loads, trains and plays under it
+    runtime.apply()
     start = time.perf_counter()
     folder = Path(cfg.home) / "train" / loaded.config_hash
 
@@ -135,16 +135,15 @@ def train(loaded: Loaded, *, fresh: bool = False, run=None,
     clock = timing.current() or timing.Clock(already=timing.claim_start())
     with timing.running(clock):
         if not distributed.is_main():  # rank 0 holds the lock and decides; the others follow it
-            return _train(loaded, folder, start, False, None, None)
+            return _train(loaded, runtime, folder, start, False, None, None)
         with file_lock(folder.with_name(folder.name + ".lock"), on_wait=waiting):
-            return _train(loaded, folder, start, fresh, run, on_eval)
+            return _train(loaded, runtime, folder, start, fresh, run, on_eval)
 
 
-def _train(loaded: Loaded, folder: Path, start: float, fresh: bool, run,
+def _train(loaded: Loaded, runtime: Runtime, folder: Path, start: float, fresh: bool, run,
            on_eval: Callable[[int, list[Summary]], None] | None) -> TrainOutcome:
     from ttt_lab.players.hf import resolve_model_path
     from ttt_lab.train.checkpoints import load_model
-    from ttt_lab.train.evaluate import evaluate_model
 
     cfg = loaded.cfg
     main = distributed.is_main()
@@ -158,22 +157,21 @@ def _train(loaded: Loaded, folder: Path, start: float, fresh: bool, run,
             if run is not None:
                 stack.enter_context(run)  # ends FINISHED, or FAILED / KILLED on an exception
         base = resolve_model_path(cfg)
-        load_model(base, cfg)  # fail on a bad checkpoint before any work
+        load_model(base, cfg, runtime=runtime)  # fail on a bad checkpoint before any work
         current, sft_eval = base, None
         if cfg.train.sft.enabled:
             with timing.phase("warm_up"):
-                current = _warm_up(cfg, base, run)
+                current = _warm_up(cfg, runtime, base, run)
             if main:
                 with timing.phase("eval"):
-                    sft_eval = _evaluate_path(current, cfg, evaluate_model)
+                    sft_eval = _evaluate_path(current, cfg, runtime)
                 _log_summaries(run, sft_eval, 0, "eval_sft")
         with timing.phase("rl"):
-            current, step = _phases(cfg, folder, current, run, on_eval)
+            current, step = _phases(cfg, runtime, folder, current, run, on_eval)
         if not main:
             return TrainOutcome(Path(current), None, [], time.perf_counter() - start, None)
-        model, tokenizer = load_model(current, cfg)
         with timing.phase("eval"):
-            final = evaluate_model(model, tokenizer, cfg, cfg.eval.games)
+            final = _evaluate_path(current, cfg, runtime)
         _log_summaries(run, final, step)
         gains = [paired(a, b) for a, b in zip(sft_eval, final, strict=True)] if sft_eval else []
         if run is not None and gains:
@@ -188,18 +186,18 @@ def _train(loaded: Loaded, folder: Path, start: float, fresh: bool, run,
                         gains)
 
 
-def _warm_up(cfg: Config, base: str, run) -> str:
+def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
     """The SFT checkpoint for `base`: built once per warm-up key under a lock, then shared."""
     from ttt_lab.train import sft
 
-    cache = Path(cfg.home) / "cache" / f"sft-{sft_key(cfg, base)}"
+    cache = Path(cfg.home) / "cache" / f"sft-{sft_key(cfg, base, runtime)}"
     lock = file_lock(cache.with_name(cache.name + ".lock")) if distributed.is_main() else contextlib.nullcontext()
     with lock:
         if not distributed.decide(is_done(cache)):
             trees = cfg.train.sft.teacher_trees
             more = f" + {trees} teacher tree{'s' * (trees != 1)}" if trees else ""
             LOG.info(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}")
-            info = sft.run_sft(cfg, base, cache)
+            info = sft.run_sft(cfg, base, cache, runtime=runtime)
         else:
             info = done_info(cache)
             LOG.info(f"SFT warm-up: reusing {cache}")
@@ -211,7 +209,7 @@ def _warm_up(cfg: Config, base: str, run) -> str:
     return str(cache)
 
 
-def _phases(cfg: Config, folder: Path, current: str, run,
+def _phases(cfg: Config, runtime: Runtime, folder: Path, current: str, run,
             on_eval: Callable[[int, list[Summary]], None] | None) -> tuple[str, int]:
     """Each RL phase from the previous one's checkpoint (finished phases skipped); the last
     checkpoint and the steps taken over all phases."""
@@ -225,7 +223,7 @@ def _phases(cfg: Config, folder: Path, current: str, run,
         if not distributed.is_main():
             return
         with timing.phase("eval"):
-            summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games)
+            summaries = evaluate_model(model, tokenizer, cfg, cfg.train.eval_games, runtime=runtime)
         _log_summaries(run, summaries, at)
         if on_eval is not None:
             on_eval(at, summaries)
@@ -242,13 +240,14 @@ def _phases(cfg: Config, folder: Path, current: str, run,
                 cbs = [MetricsCallback(run, games, step, i, bar.update),
                        EvalCallback(cfg.train.eval_every, periodic, step)]
                 grpo.run_rl_phase(cfg, phase, i, current, out, callbacks=cbs, games=games,
-                                  say=LOG.info)
+                                  say=LOG.info, runtime=runtime)
         current, step = str(out), step + steps
     return current, step
 
 
-def _evaluate_path(path: str, cfg: Config, evaluate_model) -> list[Summary]:
+def _evaluate_path(path: str, cfg: Config, runtime: Runtime) -> list[Summary]:
     from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.evaluate import evaluate_model
 
-    model, tokenizer = load_model(path, cfg)
-    return evaluate_model(model, tokenizer, cfg, cfg.eval.games)
+    model, tokenizer = load_model(path, cfg, runtime=runtime)
+    return evaluate_model(model, tokenizer, cfg, cfg.eval.games, runtime=runtime)

@@ -1,9 +1,12 @@
-"""The training process and its machine: quiet libraries, CPU threads, device and vLLM checks."""
+"""The training process and its machine: quiet libraries, device and vLLM checks, and the
+`Runtime` (precision, compile, attention, threads) that one training resolves once and hands to
+every step that loads, trains or plays the model."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ttt_lab.config.schema import Config
 from ttt_lab.errors import TttLabError
@@ -29,11 +32,50 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module=r"(trl|transformers|torch)(\..*)?")
 
 
+@dataclass(frozen=True)
+class Runtime:
+    """How one training's arithmetic runs: decided once (`resolve`) from the config and the
+    machine, so the warm-up, the RL phases and the evaluations agree on it."""
+
+    device: str
+    bf16: bool
+    """bf16 autocast for training and rollouts (`train.precision`)."""
+    compile: bool
+    """torch.compile for SFT and RL updates (`train.compile`)."""
+    attention: str
+    """The attention kernel the model is loaded with (`model.attention`)."""
+    threads: int
+    """torch CPU threads (`TTT_LAB_TORCH_THREADS`, else the cores up to 8)."""
+
+    def apply(self) -> None:
+        """Set the process-wide settings (torch's CPU threads)."""
+        import torch
+
+        torch.set_num_threads(self.threads)
+
+
+def resolve(cfg: Config, say: Callable[[str], None] | None = None) -> Runtime:
+    """The runtime `cfg` asks for on this machine; `say` hears why an `auto` choice fell back."""
+    return Runtime(device=cfg.model.device, bf16=use_bf16(cfg, say), compile=use_compile(cfg, say),
+                   attention=attention(cfg), threads=thread_count())
+
+
+def thread_count() -> int:
+    n = os.environ.get("TTT_LAB_TORCH_THREADS")
+    return int(n) if n else max(1, min(os.cpu_count() or 1, 8))
+
+
 def torch_threads() -> None:
     import torch
 
-    n = os.environ.get("TTT_LAB_TORCH_THREADS")
-    torch.set_num_threads(int(n) if n else max(1, min(os.cpu_count() or 1, 8)))
+    torch.set_num_threads(thread_count())
+
+
+def attention(cfg: Config) -> str:
+    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
+    if cfg.model.attention != "auto":
+        return cfg.model.attention
+    return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 
 def native_bf16(device: str) -> bool:

@@ -19,7 +19,7 @@ from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
-from ttt_lab.train.runtime import use_bf16, use_compile
+from ttt_lab.train.runtime import Runtime, resolve
 
 SFT_SALT = 0x5F7
 TREE_SALT = 0x7EE0
@@ -57,15 +57,17 @@ def keep(records: list[GameRecord], cfg: Config) -> list[GameRecord]:
     return out
 
 
-def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
-    """Train from `model_path` into `out` (a complete checkpoint plus `sft_games.jsonl`)."""
+def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None = None) -> dict:
+    """Train from `model_path` into `out` (a complete checkpoint plus `sft_games.jsonl`) under
+    `runtime` (resolved from `cfg` when not given)."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     s = cfg.train.sft
     records = teacher_games(cfg)
     kept = keep(records, cfg)
-    model, tokenizer = load_model(model_path, cfg)
+    runtime = runtime or resolve(cfg)
+    model, tokenizer = load_model(model_path, cfg, runtime=runtime)
     work = out.with_name(out.name + ".work")
     if distributed.is_main():
         shutil.rmtree(work, ignore_errors=True)
@@ -79,7 +81,7 @@ def run_sft(cfg: Config, model_path: str, out: Path) -> dict:
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
         per_device_train_batch_size=s.batch_size // cfg.train.processes, assistant_only_loss=s.assistant_only_loss,
         max_length=None,
-        use_cpu=cfg.model.device == "cpu", bf16=use_bf16(cfg), torch_compile=use_compile(cfg), report_to="none",
+        use_cpu=cfg.model.device == "cpu", bf16=runtime.bf16, torch_compile=runtime.compile, report_to="none",
         logging_steps=s.logging_steps, save_strategy="no", seed=warm_up_seed(cfg),
         data_seed=warm_up_seed(cfg),
         lr_scheduler_type=s.lr_scheduler, warmup_steps=s.warmup_steps, disable_tqdm=True, dataset_num_proc=None,

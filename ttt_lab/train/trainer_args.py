@@ -7,13 +7,16 @@ from pathlib import Path
 
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train.phase_data import SHUFFLE_DATASET, micro_batch
-from ttt_lab.train.runtime import use_bf16, use_compile
+from ttt_lab.train.runtime import Runtime, resolve
 
 
-def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_completion: int):
-    """TRL's GRPOConfig for one phase: every value from the schema (`phase.*`, `train.*`)."""
+def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_completion: int, *,
+              runtime: Runtime | None = None):
+    """TRL's GRPOConfig for one phase: every value from the schema (`phase.*`, `train.*`), the
+    precision and compile choices from `runtime` (resolved from `cfg` when not given)."""
     from trl import GRPOConfig
 
+    runtime = runtime or resolve(cfg)
     share = phase.batch_size // cfg.train.processes  # each process's games: whole groups (validated)
     micro = micro_batch(share, cfg.train.micro_batch_size)
     return GRPOConfig(
@@ -24,7 +27,7 @@ def grpo_args(cfg: Config, phase: PhaseConfig, steps: int, work: Path, max_compl
         max_completion_length=max_completion,
         reward_weights=[cfg.env.reward.outcome_weight, cfg.env.reward.format_weight, cfg.env.reward.invalid_weight],
         shuffle_dataset=SHUFFLE_DATASET, seed=cfg.seed, data_seed=cfg.seed, use_cpu=cfg.model.device == "cpu",
-        bf16=use_bf16(cfg), torch_compile=use_compile(cfg), gradient_checkpointing=cfg.train.gradient_checkpointing,
+        bf16=runtime.bf16, torch_compile=runtime.compile, gradient_checkpointing=cfg.train.gradient_checkpointing,
         report_to="none", logging_steps=1, save_strategy="steps", save_steps=save_steps(cfg, steps),
         save_total_limit=1, disable_tqdm=True, lr_scheduler_type=phase.lr_scheduler,
         warmup_steps=phase.warmup_steps, log_completions=False, ddp_find_unused_parameters=False,
