@@ -253,8 +253,9 @@ def _unexplored(turns: int, invalid: int, in_format: int, left: int, mass: float
 
 def _worst(options: list[Totals]) -> Totals:
     """The best response's choice: the reply that makes the policy lose most often (the unexplored
-    mass counted as lost), then the one that leaves it the fewest points."""
-    return max(options, key=lambda t: (round(t.loss + t.unexplored, 12), -round(t.points, 12)))
+    mass counted as lost), then the one that leaves it the least reward (fewest points, most invalid
+    replies: what its training maximises)."""
+    return max(options, key=lambda t: (round(t.loss + t.unexplored, 12), -round(t.reward, 12)))
 
 
 def evaluate(node: Node, opponent: OpponentDistribution | None, memo: dict[int, Totals] | None = None) -> Totals:
