@@ -45,6 +45,7 @@ def test_minimax_player_draws_against_every_member_and_passes():
     assert audit.check("optimal_agreement").value == 1.0
     assert audit.check("tree.lines_not_held").status == PASS
     assert audit.data["tree"]["not_held"] == audit.data["tree"]["forks_allowed"] == 0
+    assert audit.data["tree"]["invalid_lines"] == 0
     assert audit.data["tree"]["games"] > 500
 
 
@@ -91,3 +92,32 @@ def test_a_fair_trained_policy_that_beats_a_deterministic_member_is_not_memorisi
 def test_the_tree_check_can_be_left_out():
     audit = audit_policy(cfg("audit.policy.tree=false"), minimax_player(), MinimaxOpponent("random"))
     assert "tree.lines_not_held" not in {c.name for c in audit.checks} and audit.data["tree"] is None
+
+
+class FirstTryOccupied:
+    """Minimax, except that its first reply to a board the opponent has marked names one of the
+    opponent's cells (invalid); after the feedback it plays minimax's move."""
+
+    def __init__(self) -> None:
+        self.minimax = minimax_player(think=False)
+
+    def respond(self, turns) -> list[str]:
+        fair = self.minimax.respond(turns)
+        out = []
+        for turn, move in zip(turns, fair, strict=True):
+            tries = sum(m["role"] == "assistant" for m in turn.messages)
+            theirs = [i for i, c in enumerate(turn.board) if c not in (".", turn.model_mark)]
+            out.append(f"<move>{theirs[0]}</move>" if theirs and tries == turn.board.count(turn.model_mark) else move)
+        return out
+
+
+def test_the_tree_counts_the_lines_with_an_invalid_reply():
+    from ttt_lab.audit.policy import tree_check
+
+    c = cfg("env.think=off")
+    check, data = tree_check(FirstTryOccupied(), c)
+    assert data["not_held"] == 0  # every invalid reply is retried, and minimax holds
+    assert data["invalid_lines"] == data["games"]  # every line meets a board the opponent has marked
+    assert "with an invalid reply" in check.detail
+    _, fair = tree_check(minimax_player(think=False), c)
+    assert fair["invalid_lines"] == 0 and fair["games"] == data["games"]

@@ -200,11 +200,12 @@ def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
     records = play_tree(player, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol))
     lost = [r for r in records if r.outcome not in ("win", "draw")]
     forks = sum(fork_allowed(r) for r in records)
+    invalid = sum(r.invalid_moves > 0 for r in records)
     share, worst = agreement(records)
     detail = (f"against every reply: {len(lost)} of {len(records)} lines not held (lost, forfeited or capped), "
-              f"{forks} with a fork allowed; {share:.1%} of its moves keep the value")
-    data = {"games": len(records), "not_held": len(lost), "forks_allowed": forks, "optimal_agreement": share,
-            "disagreements": worst}
+              f"{forks} with a fork allowed, {invalid} with an invalid reply; {share:.1%} of its moves keep the value")
+    data = {"games": len(records), "not_held": len(lost), "forks_allowed": forks, "invalid_lines": invalid,
+            "optimal_agreement": share, "disagreements": worst}
     # Informational: a policy of a few hundred games' training may lose a line that no opponent it
     # will meet plays; the verdicts stay with the panel's checks.
     return Check("tree.lines_not_held", float(len(lost)), "informational", PASS, detail), data
