@@ -52,7 +52,9 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
     def rollout_func(prompts: list, trainer) -> dict:
         model = trainer.accelerator.unwrap_model(trainer.model)
         if refresh is not None:
-            refresh(model, trainer.processing_class, trainer.state.global_step)
+            done = refresh(model, trainer.processing_class, trainer.state.global_step)
+            if done is not None and hasattr(trainer, "note"):  # logged as train/exploiter/*
+                trainer.note({"exploiter/exploitability": done.exploitability, "exploiter/positions": done.positions})
         numbers = game_numbers([int(str(p).split()[1]) for p in prompts], phase.num_generations)
         batch = [examples[n // phase.num_generations] for n in numbers]
         vllm = trainer.vllm_generation if cfg.train.use_vllm else None

@@ -70,6 +70,12 @@ class GameTrainer(GRPOTrainer):
     """`GRPOTrainer` whose training micro-batches come from `regroup`, and which scores tokens
     with `plain_logps` on a small vocabulary (text-only inputs)."""
 
+    def note(self, values: dict[str, float]) -> None:
+        """Metrics of this step beyond TRL's own, logged with them as `train/<key>` (TRL averages
+        what its `_metrics` collected since the last log)."""
+        for key, value in values.items():
+            self._metrics["train"][key].append(float(value))
+
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                                            compute_entropy=False, compute_aux_loss=False, **extra):
         plain = (not compute_aux_loss and all(v is None for v in extra.values()) and not self.args.cast_lm_head_to_fp32
