@@ -128,8 +128,8 @@ def test_a_study_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
 
 
 def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_with():
-    """tiny_cpu's first RL phase plays opponents of every strength after a three-epoch warm-up; the
-    studies in sweeps/ built on it were measured (docs/findings/) with the published first phase
+    """tiny_cpu trains against every strength after a three-epoch warm-up; the studies in sweeps/
+    on experiment=tiny_cpu_study were measured (docs/findings/) with the published first phase
     (30-100 % random moves) after a two-epoch warm-up, and keep both unless the study varies them."""
     from ttt_lab.config.load import conf_dir, load
 
@@ -138,7 +138,7 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
     checked = []
     for path in sorted((conf_dir().parent / "sweeps").glob("*.yaml")):
         spec = from_file(path, [])
-        if not {"experiment=tiny_cpu", "experiment=tiny_cpu_study"} & set(spec.overrides):
+        if "experiment=tiny_cpu_study" not in spec.overrides:
             continue
         cfg = load(spec.overrides).cfg
         assert cfg.train.sft.epochs == 2, path
@@ -148,14 +148,25 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
     assert {"batch_size", "ablations", "search", "quickstart", "memorisation"} <= set(checked)
 
 
-def test_the_study_preset_is_tiny_cpu_with_a_two_epoch_warm_up_and_the_published_first_phase():
-    """experiment=tiny_cpu_study restates tiny_cpu's phases (Hydra replaces lists whole): it must
-    stay tiny_cpu with train.sft.epochs=2 and train.phases.0.p_min=0.3, to the config hash."""
-    from ttt_lab.config.load import load
+def test_every_finding_still_resolves_to_the_configs_its_trials_ran():
+    """A finding's results.csv records each trial's overrides and config hash: the study file
+    and the presets it names (experiment=tiny_cpu_study above all, which restates what the
+    findings ran while tiny_cpu moves on) must still resolve to those configs, or rerunning the
+    finding would train something else."""
+    import csv
+    import re
 
-    study = load(["experiment=tiny_cpu_study"])
-    spelled = load(["experiment=tiny_cpu", "train.sft.epochs=2", "train.phases.0.p_min=0.3"])
-    assert study.config_hash == spelled.config_hash
+    from ttt_lab.config.load import conf_dir, load
+
+    root = conf_dir().parent
+    found = sorted((root / "docs" / "findings").rglob("results.csv"))
+    assert len(found) >= 4
+    for results in found:
+        study = re.search(r"^# ttt-lab report: (\S+)", (results.parent / "report.md").read_text(), re.M).group(1)
+        spec = from_file(root / "sweeps" / f"{study}.yaml", [])
+        for row in csv.DictReader(results.open()):
+            got = load([*spec.overrides, *row["overrides"].split()]).config_hash
+            assert got == row["config_hash"], (results, row["overrides"])
 
 
 @pytest.mark.parametrize("expr", ["{'metric': 'x'}", "a=b,c", "range(0,"])
@@ -179,4 +190,16 @@ def test_an_audit_objective_needs_the_trials_to_audit_themselves(tmp_path):
         make_plan(from_file(study, []))
     study.write_text(body.format(on="true").replace("audit/policy/", "audit_policy/"))
     with pytest.raises(StudyError, match=r"not a final evaluation metric.*audit/policy/memorisation\.gap"):
+        make_plan(from_file(study, []))
+
+
+def test_a_best_response_objective_needs_an_exact_evaluation(tmp_path):
+    study = tmp_path / "unbeaten.yaml"
+    body = ("name: unbeaten\noverrides: [experiment=smoke{more}]\nparams:\n  seed: 0,1\nobjective:\n"
+            "  - {{metric: eval/exploitability, direction: minimize}}\n"
+            "  - {{metric: eval/exploiter/draw_rate, direction: maximize}}\n")
+    study.write_text(body.format(more=""))
+    assert len(make_plan(from_file(study, [])).trials) == 2
+    study.write_text(body.format(more=", eval.mode=sampled"))
+    with pytest.raises(StudyError, match=r"only an exact evaluation computes, but eval\.mode=sampled"):
         make_plan(from_file(study, []))

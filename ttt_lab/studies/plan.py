@@ -11,7 +11,8 @@ from ttt_lab.errors import TttLabError
 from ttt_lab.studies import grid
 from ttt_lab.studies.spec import StudyError, StudySpec
 
-FINAL_PREFIXES = ("eval/random/", "eval/optimal/")
+EXPLOITER_PREFIXES = ("eval/exploiter/", "eval/exploitability")
+FINAL_PREFIXES = ("eval/random/", "eval/optimal/", *EXPLOITER_PREFIXES)
 AUDIT_PREFIX = "audit/policy/"
 """An objective read off the policy audit of each trial's final checkpoint (e.g. the
 memorisation gap, `audit/policy/memorisation.gap`): the trials must audit themselves."""
@@ -50,9 +51,10 @@ def _check_objectives(spec: StudySpec) -> None:
     for o in spec.objectives:
         if not o.metric.startswith((*FINAL_PREFIXES, AUDIT_PREFIX)):
             raise StudyError(f"objective metric {o.metric!r} is not a final evaluation metric; use one of "
-                             "eval/random/… or eval/optimal/… (win_rate, draw_rate, loss_rate, invalid_rate, "
-                             "format_rate, reward), e.g. eval/optimal/draw_rate, or a check of the trials' policy "
-                             "audit, e.g. audit/policy/memorisation.gap.")
+                             "eval/random/…, eval/optimal/… or eval/exploiter/… (win_rate, draw_rate, loss_rate, "
+                             "invalid_rate, format_rate, reward), e.g. eval/optimal/draw_rate, eval/exploitability "
+                             "(a greedy policy's, evaluated exactly), or a check of the trials' policy audit, e.g. "
+                             "audit/policy/memorisation.gap.")
 
 
 def _check_audited(spec: StudySpec, loaded: Loaded, what: str) -> None:
@@ -64,16 +66,27 @@ def _check_audited(spec: StudySpec, loaded: Loaded, what: str) -> None:
                          "audit.policy.in_studies=true to the study's overrides, or choose an eval/… objective.")
 
 
+def _check_exact(spec: StudySpec, loaded: Loaded, what: str) -> None:
+    """The best response's metrics exist only where the final evaluation walks the game tree."""
+    exploiter = [o.metric for o in spec.objectives if o.metric.startswith(EXPLOITER_PREFIXES)]
+    if exploiter and loaded.cfg.eval.mode == "sampled":
+        raise StudyError(f"{what}: the objective {exploiter[0]} is the best response's, which only an exact "
+                         "evaluation computes, but eval.mode=sampled. Drop eval.mode=sampled (auto walks the tree "
+                         "for a greedy model), or choose an eval/random/… or eval/optimal/… objective.")
+
+
 def make_plan(spec: StudySpec) -> Plan:
     _check_objectives(spec)
     base = _load(spec.overrides, "the study's fixed overrides")
     _check_audited(spec, base, "the study's fixed overrides")
+    _check_exact(spec, base, "the study's fixed overrides")
     plan = Plan(spec, base)
     if spec.kind == "grid":
         for i, overrides in enumerate(grid.expand(spec)):
             what = f"trial {i} ({' '.join(overrides[len(spec.overrides):])})"
             loaded = _load(overrides, what)
             _check_audited(spec, loaded, what)
+            _check_exact(spec, loaded, what)
             plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash))
     else:
         from ttt_lab.studies.space import distributions
