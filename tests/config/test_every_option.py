@@ -68,26 +68,43 @@ def _leaves(tree: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 def _sets(group: str, option: str, claimed: set[str]) -> dict[str, Any]:
     """The leaves that loading `group=option` sets, in Hydra's merge order (a later entry wins):
-    the groups its defaults list overrides (at their place in the root list: before this group
-    or after it), the presets it builds on and its own body where `_self_` says (last when absent).
+    the groups its defaults lists override (the last override of a group wins, wherever it was
+    written, and merges at the group's place in the root list: before this group or after it),
+    then the presets it builds on and its own body where `_self_` says (last when absent).
     `claimed` collects every key touched, those of the default choices that an override replaces."""
+    layered: dict[str, Any] = {}
+    overrides: dict[str, str] = {}
+    _compose(group, option, claimed, layered, overrides)
+    here = ROOT_ORDER.index(group.split("/")[0]) if group.split("/")[0] in ROOT_ORDER else len(ROOT_ORDER)
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for other, choice in overrides.items():
+        replaced = ROOT_CHOICE.get(other)
+        if replaced is not None:  # whatever the root's choice set is dropped: its keys may change
+            claimed.update(_sets(other, replaced, set()))
+        pos = ROOT_ORDER.index(other) if other in ROOT_ORDER else len(ROOT_ORDER)
+        (before if pos < here else after).update(_sets(other, choice, claimed))
+    merged = {**before, **layered, **after}
+    claimed.update(merged)
+    return merged
+
+
+def _compose(group: str, option: str, claimed: set[str], layered: dict[str, Any], overrides: dict[str, str]) -> None:
+    """Walk `group=option`'s defaults list: bodies and added groups into `layered` in order,
+    group overrides into `overrides` (a later one replaces an earlier one)."""
     path = CONF / group / f"{option}.yaml"
     body = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
     assert isinstance(body, dict), f"{path} is not a mapping"
     entries = body.pop("defaults", [])
     own = _leaves(body, _package(path, group))
-    before: dict[str, Any] = {}
-    after: dict[str, Any] = {}
-    layered: dict[str, Any] = {}
     if "_self_" not in entries:
         entries = [*entries, "_self_"]
-    here = ROOT_ORDER.index(group.split("/")[0]) if group.split("/")[0] in ROOT_ORDER else len(ROOT_ORDER)
     for entry in entries:
         if entry == "_self_":
             layered.update(own)
             continue
         if isinstance(entry, str):
-            layered.update(_sets(group, entry, claimed))
+            _compose(group, entry, claimed, layered, overrides)
             continue
         ((key, choice),) = entry.items()
         override = key.startswith("override ")
@@ -97,16 +114,10 @@ def _sets(group: str, option: str, claimed: set[str]) -> dict[str, Any]:
         if choice is None:
             continue
         if override:
-            replaced = ROOT_CHOICE.get(other)
-            if replaced is not None:  # whatever the root's choice set is dropped: its keys may change
-                claimed.update(_sets(other, replaced, set()))
-            pos = ROOT_ORDER.index(other) if other in ROOT_ORDER else len(ROOT_ORDER)
-            (before if pos < here else after).update(_sets(other, choice, claimed))
+            overrides.pop(other, None)
+            overrides[other] = choice
         else:
             layered.update(_sets(other, choice, claimed))
-    merged = {**before, **layered, **after}
-    claimed.update(merged)
-    return merged
 
 
 def _at(tree: Any, key: str) -> Any:

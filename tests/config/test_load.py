@@ -101,7 +101,7 @@ def test_composition_errors_are_one_paragraph(overrides: list[str], words: str) 
         (["eval.suite=nope"], "eval.suite"),
         (["env.penalty.amount=-1"], "env.penalty.amount"),
         (["train.phases.0.p_min=0.8", "train.phases.0.p_max=0.2"], "train.phases.0.p_min"),
-        (["experiment=tiny_cpu", "train.phases.1.p_min=0.5"], "train.phases.1.p_min"),
+        (["experiment=tiny_cpu", "train.phases.1.p_min=0.5", "train.phases.1.p_max=0.3"], "train.phases.1.p_min"),
         (["dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
         (["dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
         (["seed=-1"], "seed"),
