@@ -63,4 +63,12 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
+    if rollout.exploiter is not None:  # type: ignore[attr-defined]
+        kept = rollout.exploiter.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer,  # type: ignore[attr-defined]
+                                        result.global_step)
+        if kept is not None:
+            say(f"phase {phase.name}: ends with the policy of step {kept.step} (exploitability "
+                f"{kept.exploitability:g}, {kept.invalid_lines} lines with an invalid reply), less exploitable than "
+                "its last")
+            info["kept_step"] = kept.step
     return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
