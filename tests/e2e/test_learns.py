@@ -83,8 +83,9 @@ def published_level(experiment: str, home: Path) -> tuple[dict[str, float], dict
     m, tags, minutes = train(home, experiment)
     ckpt = tags["ttt.checkpoint"]
     assert Path(ckpt).is_dir()
+    # 400 sampled games: walking every reply a temperature-1.0 policy might write takes minutes
     sampled = evaluate(f"experiment={experiment}", "player=hf", f"model.path={ckpt}", "player.temperature=1.0",
-                       experiment="sampled")
+                       "eval.mode=sampled", experiment="sampled")
     audit = policy_audit(experiment, ckpt)
     forks, tree = fork_rate(audit), audit["data"]["tree"]
     ref = evaluate("player=minimax", experiment="reference")
