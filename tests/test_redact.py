@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ttt_lab import redact as redact_module
@@ -58,7 +58,7 @@ def _url_with_query(scheme: str, host: str, name: str, secret: str) -> str:
 
 
 PLACED = st.one_of(
-    st.tuples(st.builds(_url_with_password, SCHEME, PASSWORD, HOST), st.just("password")),
+    st.builds(lambda s, p, h: (_url_with_password(s, p, h), p), SCHEME, PASSWORD, HOST),
     st.builds(lambda s, h, n, x: (_url_with_query(s, h, n, x), x), SCHEME, HOST, SECRET_NAME | QUERY_ONLY_NAME,
               SECRET),
     st.builds(lambda n, x: (f"ttt-lab eval {n}={x} batch_size=256", x), SECRET_NAME, SECRET),
@@ -246,6 +246,10 @@ def test_no_generated_secret_survives_tags_params_the_config_or_the_console(
 
 @settings(max_examples=6)
 @given(st.lists(PLACED, min_size=1, max_size=3), ORDINARY)
+# Found in CI: a URL password's secret was once the word "password", which the report shows
+# legitimately as the name in `password=***`; the secret is the password itself.
+@example(placed=[("a://user:QzQ000Q000@db.example.org/path", "QzQ000Q000"),
+                 ("ttt-lab eval password=QzQ000Q000 batch_size=256", "QzQ000Q000")], ordinary="LiquidAI/LFM2-350M")
 def test_no_generated_secret_survives_a_studys_report(store, placed: list[tuple[str, str]], ordinary: str) -> None:
     """A study whose question, command and trial overrides carry secrets: its report (HTML,
     Markdown, figures) is built from what the runs stored, and holds none of them."""
