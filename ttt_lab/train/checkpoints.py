@@ -14,7 +14,7 @@ from typing import Any
 
 from ttt_lab.config.schema import Config
 from ttt_lab.train import distributed
-from ttt_lab.train.runtime import Runtime, TrainError, resolve
+from ttt_lab.train.runtime import Runtime, TrainError, attention
 
 DONE = "done.json"
 
@@ -87,10 +87,11 @@ def load_model(path: str, cfg: Config, *, runtime: Runtime | None = None):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    kernel = runtime.attention if runtime else attention(cfg)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, cfg.model.dtype),
-                                                     attn_implementation=(runtime or resolve(cfg)).attention)
+                                                     attn_implementation=kernel)
     except (OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TrainError(f"cannot load the model from {path!r}: {first}. Set model.path to a checkpoint folder "
