@@ -16,7 +16,7 @@ from pathlib import Path
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish, resume_point
-from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, reward_functions
+from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, phase_players, reward_functions
 from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_config, phase_steps, save_dataset
 from ttt_lab.train.runtime import Runtime, resolve
 from ttt_lab.train.trainer_args import grpo_args, lora
@@ -46,7 +46,8 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
     games = games if games is not None else []
     args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer), runtime=runtime)
-    rollout = make_rollout_func(cfg, phase, examples, max_new, index, runtime=runtime)
+    players = phase_players(cfg, phase)
+    rollout = make_rollout_func(cfg, phase, examples, max_new, index, runtime=runtime, players=players)
     trainer = GameTrainer(
         model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
         processing_class=tokenizer, rollout_func=rollout,
@@ -63,9 +64,8 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
-    if rollout.exploiter is not None:  # type: ignore[attr-defined]
-        kept = rollout.exploiter.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer,  # type: ignore[attr-defined]
-                                        result.global_step)
+    if (refresh := players[1]) is not None:
+        kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, result.global_step)
         if kept is not None:
             say(f"phase {phase.name}: ends with the policy of step {kept.step} (exploitability "
                 f"{kept.exploitability:g}, {kept.invalid_lines} lines with an invalid reply), less exploitable than "

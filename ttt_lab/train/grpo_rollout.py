@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
@@ -12,6 +13,10 @@ from ttt_lab.train import distributed
 from ttt_lab.train.phase_data import PHASE_SALT
 from ttt_lab.train.rollout import Sampling, play_rollouts
 from ttt_lab.train.runtime import Runtime, resolve
+
+if TYPE_CHECKING:
+    from ttt_lab.game.opponents import Opponent
+    from ttt_lab.train.exploiter import Refresher
 
 
 def reward_functions(game_metrics: Callable[[list], None]) -> list[Callable]:
@@ -39,14 +44,23 @@ def game_numbers(example_ids: list[int], num_generations: int) -> list[int]:
     return out
 
 
-def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
-                      index: int = 0, *, runtime: Runtime | None = None):
-    from ttt_lab.game.seeding import derive_seed
+def phase_players(cfg: Config, phase: PhaseConfig) -> tuple[Opponent, Refresher | None]:
+    """The phase's opponent and, for an exploiter, what keeps its best response recent. The phase
+    owns both: its rollouts play the opponent, its end settles on the refresher's best policy."""
     from ttt_lab.train.exploiter import phase_opponent
 
-    bf16 = (runtime or resolve(cfg)).bf16
     opponent = build_opponent(cfg.opponent)
-    refresh = phase_opponent(opponent, cfg, phase)  # the exploiter's best response, kept recent
+    return opponent, phase_opponent(opponent, cfg, phase)
+
+
+def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], max_new_tokens: int,
+                      index: int = 0, *, runtime: Runtime | None = None,
+                      players: tuple[Opponent, Refresher | None] | None = None):
+    """TRL's `rollout_func` for the phase, playing `players` (`phase_players` when not given)."""
+    from ttt_lab.game.seeding import derive_seed
+
+    bf16 = (runtime or resolve(cfg)).bf16
+    opponent, refresh = players or phase_players(cfg, phase)
     seed = derive_seed(cfg.seed, PHASE_SALT + index)
 
     def rollout_func(prompts: list, trainer) -> dict:
@@ -70,7 +84,6 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
             "game": [r.record for r in rollouts],
         }
 
-    rollout_func.exploiter = refresh  # type: ignore[attr-defined]  # its refresh history, for tests and logs
     return rollout_func
 
 
