@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ttt_lab.config.load import ConfigError, load
@@ -89,6 +89,20 @@ def test_composition_errors_are_one_paragraph(overrides: list[str], words: str) 
         load(overrides)
     assert words in str(e.value)
     assert "\n" not in str(e.value)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([[], ["experiment=tiny_cpu"], ["experiment=tiny_cpu_long"]]), st.integers(0, 6))
+def test_an_override_of_a_phase_the_list_lacks_says_how_many_there_are(preset: list[str], index: int) -> None:
+    phases = len(load(preset).cfg.train.phases)
+    override = f"train.phases.{index}.steps=3"
+    if index < phases:
+        assert load([*preset, override]).cfg.train.phases[index].steps == 3
+        return
+    with pytest.raises(ConfigError) as e:
+        load([*preset, override])
+    text = str(e.value)
+    assert f"entry {index} of `train.phases`" in text and f"has {phases} entr" in text and "\n" not in text
 
 
 @pytest.mark.parametrize(

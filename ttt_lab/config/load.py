@@ -209,7 +209,7 @@ def compose_tree(overrides: list[str]) -> Any:
             f"{_first_line(e)}. Choose one of: {options}." if options else f"{_first_line(e)}."
         ) from e
     except (HydraException, OmegaConfBaseException, ValueError) as e:
-        raise ConfigError(_explain(e)) from e
+        raise ConfigError(_past_the_end(e, overrides) or _explain(e)) from e
     except YAMLError as e:  # a user's preset that is not valid YAML
         detail = " ".join(str(e).split())
         raise ConfigError(f"a config file is not valid YAML: {detail}. Fix that file (e.g. a key given twice).") from e
@@ -220,6 +220,33 @@ def _hydra_searchpath(folders: list[Path]) -> str:
     hold a comma or a space)."""
     quoted = ", ".join("'file://" + str(f).replace("\\", "\\\\").replace("'", "\\'") + "'" for f in folders)
     return f"hydra.searchpath=[{quoted}]"
+
+
+_LIST_ENTRY = re.compile(r"Error merging override (\S+?)=.*full_key: ([\w.]+)\[(\d+)\]")
+
+
+def _past_the_end(e: BaseException, overrides: list[str]) -> str | None:
+    """For an override that names a list entry the list does not have (`train.phases.5.steps=3`
+    with two phases), the paragraph that says so; None for any other error. An override may
+    change an entry but not add one, so the fix is the whole list or a preset with more."""
+    from omegaconf import OmegaConf
+
+    found = _LIST_ENTRY.search(" ".join(f"{e} {e.__cause__ or ''}".split()))
+    if found is None:
+        return None
+    override, key, index = found.group(1), found.group(2), int(found.group(3))
+    others = [o for o in overrides if o.split("=", 1)[0] != override]
+    try:
+        entries = OmegaConf.select(compose_tree(others), key)
+    except ConfigError:
+        return None
+    if entries is None or not OmegaConf.is_list(entries) or index < len(entries):
+        return None
+    n = len(entries)
+    have = {0: "no entries", 1: "1 entry (index 0)"}.get(n, f"{n} entries (indices 0 to {n - 1})")
+    return (f"`{override}` names entry {index} of `{key}`, which has {have} in this configuration. An "
+            f"override changes an entry but cannot add one: give the whole list ({key}=[...]), or choose "
+            "a preset that has more entries (see `ttt-lab config show`).")
 
 
 def _first_line(e: BaseException) -> str:
