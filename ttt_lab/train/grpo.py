@@ -16,6 +16,7 @@ from pathlib import Path
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish, resume_point
+from ttt_lab.train.exploiter import kept_why, saving_callback
 from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, phase_players, reward_functions
 from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_config, phase_steps, save_dataset
 from ttt_lab.train.runtime import Runtime, resolve
@@ -61,14 +62,16 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
 
         use_in_place_reload(trainer)
     last = resume_point(work, say) if resume else None
+    if (refresh := players[1]) is not None:
+        trainer.add_callback(saving_callback(refresh))
+        if last:
+            refresh.restore(last)
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
-    if (refresh := players[1]) is not None:
+    if refresh is not None:
         kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, result.global_step)
         if kept is not None:
-            say(f"phase {phase.name}: ends with the policy of step {kept.step} (exploitability "
-                f"{kept.exploitability:g}, {kept.invalid_lines} lines with an invalid reply), less exploitable than "
-                "its last")
+            say(f"phase {phase.name}: ends with the policy of step {kept.step} ({kept_why(kept, refresh.final)})")
             info["kept_step"] = kept.step
     return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
