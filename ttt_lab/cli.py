@@ -41,7 +41,8 @@ def main(
     config_dir: Annotated[list[Path] | None, typer.Option("--config-dir", help="A folder of your own config groups "
         "(experiment/NAME.yaml, …) and studies (sweeps/NAME.yaml) beside the shipped ones; repeatable; also "
         "$TTT_LAB_CONFIG_DIR.", show_default=False)] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
     _state["debug"] = debug
     timing.own_process()

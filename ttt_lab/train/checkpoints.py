@@ -82,8 +82,8 @@ def publish(model, tokenizer, work: Path, out: Path, info: dict[str, Any]) -> di
 
 
 def load_model(path: str, cfg: Config, *, runtime: Runtime | None = None):
-    """Model and tokenizer from a checkpoint, on `runtime`'s device with its attention kernel
-    (resolved from `cfg` when not given); clear errors for what training cannot use."""
+    """Model and tokenizer from a checkpoint, on `cfg.model.device` with `runtime`'s attention
+    kernel (resolved from `cfg` when not given); clear errors for what training cannot use."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
