@@ -235,7 +235,8 @@ def _past_the_end(e: BaseException, overrides: list[str]) -> str | None:
     if found is None:
         return None
     override, key, index = found.group(1), found.group(2), int(found.group(3))
-    others = [o for o in overrides if o.split("=", 1)[0] != override]
+    # the list's length from the presets: without every override that names a list entry
+    others = [o for o in overrides if not any(part.isdigit() for part in o.split("=", 1)[0].split("."))]
     try:
         entries = OmegaConf.select(compose_tree(others), key)
     except ConfigError:
