@@ -59,7 +59,8 @@ class OpponentConfig:
     """Extra keyword arguments for a user-defined opponent class."""
     exploit_share: float = 1.0
     """opponent=exploiter: the share of games (chosen per example) in which it plays the best
-    response to the policy being trained; the others are minimax games. A phase may set its own."""
+    response to the policy being trained; the others are minimax games. A phase may set its own
+    (`opponent=exploiter` itself sets 0.5)."""
     refresh_every: int = 10
     """opponent=exploiter: optimizer steps between two best responses, each computed from the
     policy as it is then (greedy, every opponent reply walked)."""
