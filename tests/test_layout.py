@@ -13,6 +13,7 @@ LAYERS = [
     {"errors", "__init__"},
     {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats", "log"},
     {"error_output"},
+    {"stats"},
     {"game"},
     {"env"},
     {"config"},

@@ -8,7 +8,7 @@ from ttt_lab.audit.checks import FAIL, PASS, SKIP
 from ttt_lab.audit.opponent import audit_opponent
 from ttt_lab.config.build import opponent_factory
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
-from ttt_lab.evaluation.stats import chi2_sf
+from ttt_lab.stats.rates import chi2_sf
 
 TIE_CHECKS = ("tie_break.dominated_share", "tie_break.entropy", "tie_break.chi2_p")
 USER = "tests.audit.user_opponents."

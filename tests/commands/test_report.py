@@ -5,7 +5,7 @@ import pytest
 
 from tests.conftest import FAILING_SWEEP, cli
 from tests.studies.helpers import split_runs
-from ttt_lab.evaluation.stats import mean_interval
+from ttt_lab.stats.rates import mean_interval
 from ttt_lab.studies.spec import from_args
 
 pytestmark = pytest.mark.xdist_group("report")

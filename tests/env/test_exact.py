@@ -14,10 +14,10 @@ from ttt_lab.config.schema import SuiteEntry
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.exact import evaluate_tree, expand_tree
 from ttt_lab.evaluation.exact import exact_suite, opponent_distribution, starts
-from ttt_lab.evaluation.stats import wilson
 from ttt_lab.game.opponents import RandomOpponent
 from ttt_lab.players.distributions import ScriptedDistribution
 from ttt_lab.players.scripted import minimax_player, random_player
+from ttt_lab.stats.rates import wilson
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 

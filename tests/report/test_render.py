@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.report.collect import FINAL_METRICS, Study, Trial, condition_of
 from ttt_lab.report.figures import aggregate, band_chart
 from ttt_lab.report.render import build, results_rows, write
+from ttt_lab.stats.rates import mean_interval
 
 
 def trial(number: int, bs: int, seed: int, draw: float, reward_curve: list[float]) -> Trial:
@@ -102,7 +102,7 @@ def test_one_seed_never_shows_a_zero_width_interval_and_the_games_give_one():
     report = build(seeded_study({"64": [0.72], "128": [0.86]}), with_audits=False)
     results = next(s for s in report.sections if s.title == "Results")
     assert "72.0 (1 seed)" in results.markdown and "72.0 [72.0, 72.0]" not in results.markdown
-    from ttt_lab.evaluation.stats import wilson
+    from ttt_lab.stats.rates import wilson
 
     lo, hi = wilson(72, 100)
     assert f"72.0 [{100 * lo:.1f}, {100 * hi:.1f}]" in results.markdown
@@ -132,7 +132,7 @@ def test_conditions_from_one_distribution_are_equivalent_or_unresolved_never_jus
     for c in report.answer.comparisons:
         if c.decision == "unresolved":
             assert f"{c.condition} is unresolved after 3 seeds" in section.markdown
-            assert c.seeds_needed is not None and c.seeds_needed > 3
+            assert c.settle and all(n > 3 and 0 <= p <= 1 for n, p in c.settle)
     assert "decisions.svg" in report.svgs
 
 
@@ -143,36 +143,73 @@ def test_the_answer_names_a_real_difference_with_its_interval(tmp_path):
     from ttt_lab.report.render import build, write
 
     rng = random.Random(3)
-    study3 = seeded_study({"64": _draws(rng, 0.55, 3), "128": _draws(rng, 0.9, 3), "256": _draws(rng, 0.9, 3)})
+    study3 = seeded_study({"64": _draws(rng, 0.3, 40), "128": _draws(rng, 0.9, 40), "256": _draws(rng, 0.9, 40)})
     section, report = _answer(study3)
-    assert report.answer.reference == "batch_size=128"
+    assert report.answer.reference in ("batch_size=128", "batch_size=256")
     by = {c.condition: c for c in report.answer.comparisons}
-    assert by["batch_size=64"].decision == "differs" and by["batch_size=64"].hi < 0
+    assert by["batch_size=64"].decision == "differs" and by["batch_size=64"].hi < -0.05
     assert by["batch_size=64"].paired
     assert "batch_size=64 differs" in section.markdown
-    ref, low = study3.conditions()["batch_size=128"], study3.conditions()["batch_size=64"]
+    ref, low = study3.conditions()[report.answer.reference], study3.conditions()["batch_size=64"]
     first = 100 * (low[0].metrics["eval/optimal/draw_rate"] - ref[0].metrics["eval/optimal/draw_rate"])
     assert f"| 0 | {100 * ref[0].metrics['eval/optimal/draw_rate']:.1f} | {first:+.1f} |" in section.markdown
     paths = write(build(study3, with_audits=False), tmp_path)
     verdict = json.loads((tmp_path / "verdict.json").read_text())
     assert {c["condition"]: c["decision"] for c in verdict["comparisons"]}["batch_size=64"] == "differs"
-    assert set(verdict["comparisons"][0]) >= {"condition", "reference", "metric", "difference", "lo", "hi", "test",
-                                              "paired", "p", "p_holm", "margin", "decision", "seeds", "seeds_needed",
-                                              "looks"}
+    assert set(verdict["comparisons"][0]) >= {"condition", "reference", "metric", "difference", "lo", "hi",
+                                              "direction", "paired", "p", "p_holm", "margin", "decision", "seeds",
+                                              "settle", "procedure", "level", "differences"}
+    assert verdict["procedure"] == "anytime" and verdict["error_spent"] == [0.05] and verdict["family"] == 3
     rows = (tmp_path / "results.csv").read_text().strip().splitlines()
-    assert len(rows) == 1 + 9 and rows[0].startswith("trial,condition,seed,overrides")
+    assert len(rows) == 1 + 120 and rows[0].startswith("trial,condition,seed,overrides")
     assert tmp_path / "verdict.json" in paths
 
 
-def test_a_declared_baseline_is_the_reference_and_holm_corrects_several_comparisons():
-    from ttt_lab.report.verdict import Comparison, holm, verdict
-
+def test_a_declared_baseline_is_the_reference_and_only_its_comparisons_share_alpha():
     study = seeded_study({"64": [0.8, 0.81, 0.79], "128": [0.9, 0.91, 0.89], "256": [0.85, 0.84, 0.86]})
-    assert verdict(study.conditions(), "eval/optimal/draw_rate", baseline="batch_size=64").reference == \
-        "batch_size=64"
-    comps = [Comparison("a", 0, "", 0.01), Comparison("b", 0, "", 0.04), Comparison("c", 0, "", 0.03)]
-    holm(comps)
-    assert [round(c.p_holm, 3) for c in comps] == [0.03, 0.06, 0.06]
+    study.tags["ttt.baseline"] = "batch_size=64"
+    _, report = _answer(study)
+    assert report.answer.reference == "batch_size=64" and report.answer.declared
+    assert report.answer.decisions.family == 2
+    study.tags.pop("ttt.baseline")
+    _, chosen = _answer(study)
+    assert chosen.answer.reference == "batch_size=128" and chosen.answer.decisions.family == 3
+
+
+def test_probability_of_improvement_follows_the_objectives_direction():
+    from ttt_lab.stats.aggregates import aggregates
+
+    by_cond = {"low": {s: 0.1 + 0.01 * s for s in range(6)}, "high": {s: 0.6 + 0.01 * s for s in range(6)}}
+    lower_better = {g.condition: g for g in aggregates(by_cond, "high", maximize=False)}
+    assert lower_better["low"].improvement == 1.0
+    higher_better = {g.condition: g for g in aggregates(by_cond, "high")}
+    assert higher_better["low"].improvement == 0.0
+
+
+def test_no_bootstrap_interval_below_five_seeds_and_paired_arms_resample_together():
+    from ttt_lab.stats.aggregates import aggregates
+
+    few = {g.condition: g for g in aggregates({"a": {0: 0.8, 1: 0.9, 2: 0.85}, "b": {0: 0.1, 1: 0.2, 2: 0.3}}, "b")}
+    assert few["a"].iqm_lo != few["a"].iqm_lo and few["a"].improvement_lo != few["a"].improvement_lo  # nan
+    # paired: the arm beats the reference on every seed, though their ranges overlap
+    ref = {s: 0.1 * s for s in range(8)}
+    arm = {s: 0.1 * s + 0.05 for s in range(8)}
+    g = {x.condition: x for x in aggregates({"arm": arm, "ref": ref}, "ref")}["arm"]
+    assert g.improvement == 1.0 and g.improvement_lo == 1.0
+
+
+def test_an_exact_mode_report_shows_exact_rates_and_bounds_without_a_wilson_interval():
+    from ttt_lab.stats.rates import wilson
+
+    s = seeded_study({"64": [0.75, 0.8], "128": [0.9, 0.85]})
+    for t in s.trials:
+        t.metrics["eval/mode"] = 1.0
+        t.metrics["eval/optimal/draw_rate_lo"] = t.metrics["eval/optimal/draw_rate"] - 0.01
+        t.metrics["eval/optimal/draw_rate_hi"] = t.metrics["eval/optimal/draw_rate"] + 0.01
+    results = next(x for x in build(s, with_audits=False).sections if x.title == "Results").markdown
+    lo, hi = wilson(155, 200)
+    assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" not in results
+    assert "77.5 (bounds 76.5-78.5)" in results and "| exact |" in results
 
 
 def test_a_study_without_policy_audits_says_so_and_one_with_them_shows_each_trial():
@@ -209,7 +246,7 @@ def test_a_stored_user_opponent_is_not_imported_without_trust_code(tmp_path, mon
 def test_aggregates_follow_agarwal_et_al_and_bound_what_they_estimate():
     import random
 
-    from ttt_lab.report.aggregates import aggregates, profile
+    from ttt_lab.stats.aggregates import aggregates, profile
 
     rng = random.Random(5)
     by_cond = {"a": {s: 0.9 + 0.01 * rng.random() for s in range(6)}, "b": {s: 0.5 + 0.01 * s for s in range(6)}}

@@ -62,18 +62,33 @@ def test_seeds_are_added_after_the_studys_own_and_keep_its_identity() -> None:
 
 
 def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
-    """Two conditions that cannot differ (the transcript setting changes no number): equivalent at
-    the first look, recorded for the report; running it again takes no new trial."""
+    """Two conditions that cannot differ (the transcript setting changes no number): two seeds of
+    no spread are not certainty, so the budget is spent unresolved and the looks are recorded for
+    the report; running it again takes no new trial."""
     args = ["eval.transcript=true,false", "seed=0,1", "experiment=smoke", "--name", "same"]
-    out = cli("sweep", *args, "--until-settled", "--max-seeds", "4")
-    assert "equivalent" in out.stdout and "settled after 2 seeds per condition" in out.stdout, out.stdout
-    again = cli("sweep", *args, "--until-settled", "--max-seeds", "4")
+    out = cli("sweep", *args, "--until-settled", "--max-seeds", "2")
+    text = " ".join(out.stdout.split())
+    assert "unresolved" in text and "budget (2) is spent" in text and "'equivalent' needs" in text, text
+    again = cli("sweep", *args, "--until-settled", "--max-seeds", "2")
     assert "every trial is done already" in again.stdout
     cli("report", "same")
     verdict = json.loads((home / "reports" / "same" / "verdict.json").read_text())
-    assert verdict["looks"] == [2] and verdict["max_seeds"] == 4
+    assert verdict["looks"] == [2] and verdict["max_seeds"] == 2 and verdict["procedure"] == "anytime"
     (c,) = verdict["comparisons"]
-    assert c["decision"] == "equivalent" and c["difference"] == 0.0 and c["paired"]
+    assert c["decision"] == "unresolved" and c["difference"] == 0.0 and c["paired"]
+
+
+def test_a_fixed_design_refuses_a_budget_raise_after_its_first_look(home: Path, tmp_path: Path) -> None:
+    f = tmp_path / "fx.yaml"
+    f.write_text("name: fx\ndecisions: fixed\nlooks: [2]\noverrides: [experiment=smoke]\n"
+                 "params:\n  eval.transcript: true,false\n  seed: 0,1\n")
+    first = cli("sweep", str(f), "--until-settled")
+    assert "declared looks are all taken" in " ".join(first.stdout.split()), first.stdout
+    f.write_text(f.read_text().replace("looks: [2]", "looks: [2, 4]"))
+    raised = cli("sweep", str(f), "--until-settled", check=False)
+    text = " ".join((raised.stdout + raised.stderr).split())
+    assert raised.returncode == 2 and "re-divides what was already spent" in text and "Traceback" not in text
+    assert "decisions: anytime" in text
 
 
 @pytest.mark.parametrize("study", sorted(p.stem for p in (Path(__file__).parents[2] / "sweeps").glob("*.yaml")))

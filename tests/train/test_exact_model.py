@@ -7,8 +7,8 @@ import pytest
 
 from ttt_lab.config.schema import SuiteEntry
 from ttt_lab.evaluation.exact import exact_suite
-from ttt_lab.evaluation.stats import wilson
 from ttt_lab.players.distributions import ScoredDistribution
+from ttt_lab.stats.rates import wilson
 from ttt_lab.train.checkpoints import load_model
 from ttt_lab.train.evaluate import evaluate_model
 

@@ -16,7 +16,7 @@ from ttt_lab.config.schema import DatasetAuditConfig
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.errors import TttLabError
-from ttt_lab.evaluation.stats import chi2_sf
+from ttt_lab.stats.rates import chi2_sf
 
 
 @dataclass

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, lower, skipped, upper
 from ttt_lab.audit.fresh_process import Replay, as_cell
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
-from ttt_lab.evaluation.stats import chi2_sf, normalised_entropy
 from ttt_lab.game.opponents import Opponent, TableOpponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import candidates, table
 from ttt_lab.game.symmetry import CELL_MAPS, transform
+from ttt_lab.stats.rates import chi2_sf, normalised_entropy
 
 REPLAY_SEEDS = 8
 RANDOM_TARGET = "ttt_lab.game.opponents.RandomOpponent"

@@ -28,12 +28,12 @@ from ttt_lab.env.driver import Player, play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.env.tree import play_tree, tree_symbol
-from ttt_lab.evaluation.stats import wilson
 from ttt_lab.game.board import threats
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import table
 from ttt_lab.game.symmetry import CELL_MAPS, INVERSES, NAMES, transform
+from ttt_lab.stats.rates import wilson
 
 PANEL_SALT = 0x9A4E1
 

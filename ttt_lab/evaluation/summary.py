@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
-from ttt_lab.evaluation.stats import sign_test, wilson
+from ttt_lab.stats.rates import sign_test, wilson
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The study's answer as decisions: each condition against the reference on the objective —
-differs, equivalent or unresolved (`ttt_lab.studies.decision`) — as a section that leads the
-report, a forest plot, and as data: `verdict.json` and `results.csv`."""
+differs, differs within the margin, equivalent or unresolved (`ttt_lab.stats.decide`) — as a section
+that leads the report, a forest plot, and as data: `verdict.json` and `results.csv`."""
 
 from __future__ import annotations
 
@@ -15,9 +15,16 @@ from ttt_lab.formats import points
 from ttt_lab.pages import Figures, Para, Table
 from ttt_lab.report import figures
 from ttt_lab.report.collect import FINAL_METRICS, Study, spec_of
-from ttt_lab.studies.decision import ALPHA, DIFFERS, EQUIVALENT, UNRESOLVED, Comparison, decide
+from ttt_lab.stats.decide import DIFFERS, EQUIVALENT, UNRESOLVED, WITHIN, Comparison, Decisions, decide
+from ttt_lab.stats.design import ANYTIME, FIXED, Design, default_bounds
 from ttt_lab.studies.spec import DEFAULT_MARGIN
 from ttt_lab.tracking import keys
+
+METHOD = {ANYTIME: "betting confidence sequence (Waudby-Smith & Ramdas 2024) on the per-seed differences, valid "
+                   "at every seed count; Bonferroni across the family of comparisons",
+          FIXED: "exact sign-flip permutation test at the declared looks (Holm step-down within a look, "
+                 "Pocock-type spending across looks) for the direction; the betting confidence sequence for "
+                 "the magnitude"}
 
 
 @dataclass
@@ -32,30 +39,39 @@ class Answer:
     """condition -> (mean over seeds, seeds)."""
     comparisons: list[Comparison]
     declared: bool = False
-    """The reference is the study's declared baseline (else the best condition)."""
+    """The reference is the study's declared baseline (else the best, corrected over every pair)."""
     study: str = "STUDY"
     values: dict[str, dict[int, float]] | None = None
     """condition -> seed -> objective."""
+    decisions: Decisions | None = None
+    problem: str = ""
+    """Why nothing could be decided (no range known for the objective), else empty."""
 
     def as_dict(self) -> dict:
+        d = self.decisions
+        design = d.design if d else Design(margin=self.margin)
         return {"metric": self.metric, "direction": self.direction, "reference": self.reference,
-                "margin": self.margin, "alpha": ALPHA, "looks": self.looks, "max_seeds": self.max_seeds,
-                "method": "paired t over shared seeds (Welch otherwise), TOST within ±margin, Holm across "
-                          "comparisons, Pocock-type Lan-DeMets alpha spending across looks",
+                "declared_reference": self.declared, "margin": self.margin, "bounds": list(design.bounds),
+                "alpha": design.alpha, "procedure": design.procedure, "looks": self.looks,
+                "declared_looks": list(design.looks), "max_seeds": self.max_seeds,
+                "error_spent": d.spent if d and design.procedure == FIXED else ([design.alpha] if d else []),
+                "family": d.family if d else 0, "method": METHOD[design.procedure], "problem": self.problem,
                 "conditions": self._conditions(),
                 "comparisons": [c.as_dict() for c in self.comparisons]}
 
-
     def _conditions(self) -> dict[str, dict]:
-        from ttt_lab.report.aggregates import aggregates
+        from ttt_lab.stats.aggregates import aggregates
 
-        out = {c: {"mean": m, "seeds": n} for c, (m, n) in self.means.items()}
-        for g in aggregates(self.values or {}, self.reference):
-            out[g.condition] |= {"iqm": g.iqm, "iqm_interval": [g.iqm_lo, g.iqm_hi],
-                                 "probability_of_improvement": None if math.isnan(g.improvement) else g.improvement,
-                                 "probability_of_improvement_interval": None if math.isnan(g.improvement) else
-                                 [g.improvement_lo, g.improvement_hi]}
+        out: dict[str, dict] = {c: {"mean": m, "seeds": n} for c, (m, n) in self.means.items()}
+        for g in aggregates(self.values or {}, self.reference, maximize=self.direction == "maximize"):
+            out[g.condition] |= {"iqm": g.iqm, "iqm_interval": _none([g.iqm_lo, g.iqm_hi]),
+                                 "probability_of_improvement": _none([g.improvement])[0],
+                                 "probability_of_improvement_interval": _none([g.improvement_lo, g.improvement_hi])}
         return out
+
+
+def _none(xs: list[float]) -> list[float | None]:
+    return [None if not math.isfinite(x) else x for x in xs]
 
 
 def _float(text: str | None, default: float) -> float:
@@ -63,6 +79,19 @@ def _float(text: str | None, default: float) -> float:
         return float(text) if text else default
     except ValueError:
         return default
+
+
+def _design(study: Study, metric: str, margin: float) -> Design | None:
+    tags = study.tags
+    raw = [x for x in tags.get(keys.BOUNDS, "").split(",") if x.strip()]
+    bounds = (float(raw[0]), float(raw[1])) if len(raw) == 2 else default_bounds(metric)
+    if bounds is None:
+        return None
+    procedure = tags.get(keys.PROCEDURE) or ANYTIME
+    looks = tuple(int(x) for x in tags.get(keys.DECLARED_LOOKS, "").split(",") if x.strip().isdigit())
+    if procedure == FIXED and not looks:  # a fixed design without its declared looks cannot be replayed
+        procedure = ANYTIME
+    return Design(procedure, margin, bounds, looks)
 
 
 def answer(study: Study) -> Answer:
@@ -80,37 +109,59 @@ def answer(study: Study) -> Answer:
     baseline = study.tags.get(keys.BASELINE, "")
     sign = 1 if direction == "maximize" else -1
     reference = baseline if baseline in means else max(means, key=lambda c: sign * means[c][0])
-    comps = decide(by_cond, reference, metric=metric, margin=margin, looks=looks or None, max_seeds=max_seeds)
-    return Answer(metric, direction, reference, margin, looks, max_seeds, means, comps,
-                  declared=reference == baseline, values=by_cond, study=study.name)
+    design = _design(study, metric, margin)
+    if design is None:
+        return Answer(metric, direction, reference, margin, looks, max_seeds, means, [], declared=reference == baseline,
+                      values=by_cond, study=study.name,
+                      problem=f"the objective {metric} has no known range, and a valid decision needs one: declare "
+                              "it in the study file (bounds: [low, high]) and report again.")
+    result = decide(by_cond, reference=reference, declared=reference == baseline, metric=metric, design=design,
+                    looks=looks)
+    from ttt_lab.stats.projection import project
+
+    project(result, max_seeds or max(n for _, n in means.values()), max(1, min(n for _, n in means.values())))
+    return Answer(metric, direction, reference, margin, looks, max_seeds, means, result.comparisons,
+                  declared=reference == baseline, values=by_cond, study=study.name, decisions=result)
+
+
+def _span(c: Comparison) -> str:
+    return f"{points(c.difference)} points [{points(c.lo)}, {points(c.hi)}]"
 
 
 def sentences(a: Answer) -> list[str]:
     if len(a.means) < 2:
         return [f"Only one condition ({a.reference}) finished: nothing to compare."]
-    kind = "the declared baseline" if a.declared else "the best"
+    if a.problem:
+        return [f"Nothing decided: {a.problem}"]
+    kind = "the declared baseline" if a.declared else "the best (corrected for choosing it: every pair compared)"
     out = [f"Each condition against {kind} ({a.reference}, {100 * a.means[a.reference][0]:.1f} on {a.metric}); "
            f"a difference smaller than ±{100 * a.margin:g} points does not matter (the study's margin)."]
     for c in a.comparisons:
-        span = f"{points(c.difference)} points [{points(c.lo)}, {points(c.hi)}]"
         if c.decision == DIFFERS:
-            out.append(f"{c.condition} differs: {span}.")
+            out.append(f"{c.condition} differs: {c.direction} by more than the margin, {_span(c)}.")
+        elif c.decision == WITHIN:
+            out.append(f"{c.condition} differs, within the margin: {c.direction}, but by less than ±"
+                       f"{100 * a.margin:g} points, {_span(c)}.")
         elif c.decision == EQUIVALENT:
-            out.append(f"{c.condition} is equivalent (within ±{100 * a.margin:g}): {span}.")
+            out.append(f"{c.condition} is equivalent (within ±{100 * a.margin:g}): {_span(c)}.")
         elif c.seeds < 2:
-            out.append(f"{c.condition} is unresolved: with {c.seeds or 'no'} seed{'s' * (c.seeds != 1)} shared "
-                       "with the reference there is no spread to compare against; give the study seeds "
-                       "(seed=0,1,2) to decide it.")
+            out.append(f"{c.condition} is unresolved: with {c.seeds or 'no'} seed{'s' * (c.seeds != 1)} compared "
+                       "with the reference there is no spread to judge it by; give the study seeds (seed=0,1,2).")
         else:
-            need = f"about {c.seeds_needed} seeds per condition would settle it" if c.seeds_needed else \
-                "more seeds are needed to settle it"
-            out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {span}; {need}.")
-    if any(c.decision == UNRESOLVED for c in a.comparisons):
-        need = max((c.seeds_needed or 0) for c in a.comparisons)
-        budget = f" --max-seeds {need}" if need else ""
-        out.append(f"To settle it: `ttt-lab sweep {a.study} --until-settled{budget}` adds seeds to every condition "
-                   "until each comparison is settled, reusing every finished trial.")
+            known = f" It is {c.direction}, by an amount not yet known to matter." if c.direction else ""
+            chance = f" Projected chance of a decision: {_chances(c)}." if c.settle else ""
+            out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {_span(c)}.{known}{chance}")
+    if any(c.decision == UNRESOLVED for c in a.comparisons) and a.decisions and \
+            a.decisions.design.procedure == ANYTIME:
+        out.append(f"To go on: `ttt-lab sweep {a.study} --until-settled --max-seeds N` adds seeds to every condition, "
+                   "reusing every finished trial; under anytime decisions more seeds never inflate the error rate.")
     return out
+
+
+def _chances(c: Comparison) -> str:
+    from ttt_lab.stats.projection import text
+
+    return text(c.settle)
 
 
 def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
@@ -122,19 +173,22 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
         svgs["decisions.svg"] = svg
         blocks.append(Figures([("Decisions: difference and interval per comparison", svg, "decisions.svg")]))
         rows = [[c.condition, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]", c.decision,
-                 "paired" if c.paired else "unpaired", str(c.seeds), _p(c.p_holm),
-                 str(c.seeds_needed or "-") if c.decision == UNRESOLVED else "-"]
+                 c.direction or "-", "paired" if c.paired else "unpaired", str(c.seeds), _p(c.p_holm),
+                 _chances(c) if c.decision == UNRESOLVED else "-"]
                 for c in a.comparisons]
-        blocks.append(Table(["condition", "difference (points)", "interval", "decision", "design", "seeds",
-                             "p (Holm)", "seeds to settle"], rows))
+        blocks.append(Table(["condition", "difference (points)", "interval", "decision", "direction", "design",
+                             "seeds", "p (Holm)", "chance to settle"], rows))
     blocks += seed_blocks(a)
     blocks += aggregate_blocks(a, svgs)
-    looks = ", ".join(map(str, a.looks)) if a.looks else "one"
-    blocks.append(Para(f"Decisions: differs when the interval excludes 0, equivalent when the two one-sided tests' "
-                       f"interval lies inside ±margin ({a.margin:g}); paired t over the seeds both conditions ran "
-                       f"(Welch where they differ), Holm across comparisons, error rate {ALPHA:g} spent over the "
-                       f"looks ({looks}; Lan-DeMets Pocock-type spending). verdict.json and results.csv beside "
-                       "this page hold the same answer as data.", "note"))
+    if a.decisions:
+        d = a.decisions
+        spent = (f"error spent by the looks taken ({', '.join(map(str, d.looks))} of "
+                 f"{', '.join(map(str, d.design.looks))}): {', '.join(f'{x:.4f}' for x in d.spent)}"
+                 if d.design.procedure == FIXED else "valid after every seed, whatever the budget")
+        blocks.append(Para(f"Decisions ({d.design.procedure}, alpha {d.design.alpha:g} over {d.family} "
+                           f"comparison(s)): {METHOD[d.design.procedure]}; {spent}. The interval is the confidence "
+                           f"sequence's for the mean difference, the objective bounded by {list(d.design.bounds)}. "
+                           "verdict.json and results.csv beside this page hold the same answer as data.", "note"))
     return blocks
 
 
@@ -154,22 +208,27 @@ def seed_blocks(a: Answer) -> list:
 
 def aggregate_blocks(a: Answer, svgs: dict[str, str]) -> list:
     """IQM with bootstrap intervals, probability of improvement, performance profiles."""
-    from ttt_lab.report.aggregates import aggregates, profile
+    from ttt_lab.stats.aggregates import aggregates, profile
 
     if not a.values:
         return []
-    rows = [[g.condition, str(g.seeds), f"{100 * g.iqm:.1f} [{100 * g.iqm_lo:.1f}, {100 * g.iqm_hi:.1f}]",
+    def span(lo: float, hi: float, scale: float = 1.0, fmt: str = ".2f") -> str:
+        return "" if not math.isfinite(lo) else f" [{scale * lo:{fmt}}, {scale * hi:{fmt}}]"
+
+    rows = [[g.condition, str(g.seeds), f"{100 * g.iqm:.1f}{span(g.iqm_lo, g.iqm_hi, 100, '.1f')}",
              "reference" if g.condition == a.reference else
-             f"{g.improvement:.2f} [{g.improvement_lo:.2f}, {g.improvement_hi:.2f}]"]
-            for g in aggregates(a.values, a.reference)]
+             f"{g.improvement:.2f}" + span(g.improvement_lo, g.improvement_hi)]
+            for g in aggregates(a.values, a.reference, maximize=a.direction == "maximize")]
     svg = figures.band_chart(f"performance profile: share of runs above a score of {a.metric}", profile(a.values),
                              "score threshold")
     svgs["performance_profile.svg"] = svg
     return [Table(["condition", "seeds", "IQM over seeds [95 % bootstrap]", f"P(better than {a.reference})"], rows),
             Figures([("Performance profiles (Agarwal et al. 2021)", svg, "performance_profile.svg")]),
-            Para("Interquartile mean over seeds with a percentile bootstrap 95 % interval (scipy), and the "
-                 "probability that a run of the condition scores above a run of the reference (ties half), with "
-                 "its bootstrap interval (Agarwal et al., NeurIPS 2021).", "note")]
+            Para("Interquartile mean over seeds with a percentile bootstrap 95 % interval (scipy; seed by seed where "
+                 "the arms share seeds; no interval below 5 seeds, where the bootstrap covers far less than it "
+                 "says), and the probability that a run of the condition scores better than the reference's on the "
+                 f"same seed ({'higher' if a.direction == 'maximize' else 'lower'} is better; ties half; Agarwal "
+                 "et al., NeurIPS 2021).", "note")]
 
 
 def _p(p: float) -> str:

@@ -13,7 +13,6 @@ from typing import Any
 
 from ttt_lab import atomic
 from ttt_lab.config.schema import StabilityConfig
-from ttt_lab.evaluation.stats import mean_interval
 from ttt_lab.formats import pct
 from ttt_lab.pages import Figures, Para, Table
 from ttt_lab.report import figures, time_split
@@ -21,6 +20,7 @@ from ttt_lab.report.audit_sections import audits
 from ttt_lab.report.collect import CURVES, FINAL_METRICS, Study, Trial, spec_of, values
 from ttt_lab.report.section import Section
 from ttt_lab.report.stability import Flag, flags, phase_starts, rules_text
+from ttt_lab.stats.rates import mean_interval
 from ttt_lab.tracking import keys
 
 PUBLISHED = (
@@ -88,23 +88,41 @@ def over_seeds(mean: float, lo: float, hi: float, seeds: int) -> str:
 
 
 def pooled_rows(study: Study) -> list[list[str]]:
-    """Every condition's evaluation games pooled over its seeds, with Wilson intervals."""
-    from ttt_lab.evaluation.stats import wilson
-    from ttt_lab.report.verdict import pooled
+    """Every condition's evaluation over its seeds: sampled games pooled, with Wilson intervals;
+    exactly evaluated runs (eval/mode 1) as the mean exact rate with the bounds of the mass the
+    walk left unexplored: their rates carry no sampling noise to put an interval on."""
+    from ttt_lab.stats.rates import pooled, wilson
 
     rows = []
     for cond, trials in study.conditions().items():
         cells, games = [], set()
+        exact = bool(trials) and all(t.metrics.get("eval/mode") == 1.0 for t in trials)
         for m in POOLED:
-            got = pooled(trials, m)
+            if exact:
+                cells.append(_exact_cell(trials, m))
+                continue
+            got = pooled([t.metrics for t in trials], m)
             if got is None:
                 cells.append("-")
                 continue
             lo, hi = wilson(got.successes, got.games)
             cells.append(f"{pct(got.rate)} [{pct(lo)}, {pct(hi)}]")
             games.add(got.games)
-        rows.append([cond, "/".join(str(g) for g in sorted(games)) or "-", *cells])
+        label = "exact" if exact else "/".join(str(g) for g in sorted(games)) or "-"
+        rows.append([cond, label, *cells])
     return rows
+
+
+def _exact_cell(trials: list, metric: str) -> str:
+    from statistics import fmean
+
+    have = [t.metrics for t in trials if metric in t.metrics]
+    if not have:
+        return "-"
+    mean = fmean(m[metric] for m in have)
+    lo = fmean(m.get(f"{metric}_lo", m[metric]) for m in have)
+    hi = fmean(m.get(f"{metric}_hi", m[metric]) for m in have)
+    return pct(mean) if hi - lo < 5e-4 else f"{pct(mean)} (bounds {pct(lo)}-{pct(hi)})"
 
 
 def results(study: Study) -> Section:
@@ -113,9 +131,10 @@ def results(study: Study) -> Section:
     for r in results_rows(study):
         cells = [over_seeds(*r[m], r["seeds"]) for m in SHOWN]
         rows.append([r["condition"], str(r["seeds"]), *cells, r["best"], r["worst"]])
-    pooled_head = ["condition", "games per opponent", *[m.removeprefix("eval/") for m in POOLED]]
-    pooled_note = ("The same conditions with every evaluation game pooled over the seeds: the rate and its 95 % "
-                   "Wilson interval over games (how sure the games make each number, whatever the seeds).")
+    pooled_head = ["condition", "games per opponent (or exact)", *[m.removeprefix("eval/") for m in POOLED]]
+    pooled_note = ("The same conditions over all their seeds' evaluations: for sampled games, the pooled rate and its "
+                   "95 % Wilson interval over games; for exact evaluations ('exact'), the mean exact rate, with the "
+                   "bounds that the probability mass left unexplored allows (no interval: nothing was sampled).")
     note = ("Mean over seeds with a 95 % Student-t interval over seeds (percent; reward as a fraction x 100); a "
             f"condition with one seed says so instead; best and worst seed by {objective(study)}.")
     ref_head = ["published (LFM2, DESIGN.md)", "W/D/L vs random", "W/D/L vs optimal"]

@@ -24,7 +24,10 @@ def parent_run(study, store, plan: Plan, command: str) -> str:
             return run.run_id
     tags = {keys.STUDY: spec.name, keys.STUDY_KIND: spec.kind, keys.STUDY_SOURCE: spec.source,
             keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]),
-            keys.PARAMS: json.dumps(spec.params), keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin)}
+            keys.PARAMS: json.dumps(spec.params), keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin),
+            keys.PROCEDURE: spec.decisions}
+    if spec.bounds:
+        tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
     run = open_run(store, spec.name, "sweep", spec.name, config_hash=plan.base.config_hash,
                    seed=plan.base.cfg.seed, overrides=spec.overrides, command=command, tags=tags)
     plan_rows = [{"trial": t.index, "overrides": t.overrides, "config_hash": t.config_hash} for t in plan.trials]

@@ -1,11 +1,12 @@
 """`ttt-lab sweep STUDY --until-settled`: the study's seeds, then more seeds for every condition
 (the pairs kept: every condition gets the same new seeds) while a comparison is unresolved and
 the budget allows. Each round is an ordinary sweep (workers, resume, PostgreSQL, SLURM); the looks
-taken are kept in the Optuna study, so re-running the command continues where it stopped and the
-decision rule (`ttt_lab.studies.decision`) spends its error rate over exactly those looks."""
+taken, a fixed design and the error it spent are kept in the Optuna study, so re-running the command
+continues where it stopped; the decisions are `ttt_lab.stats.decide`'s."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from statistics import fmean
@@ -14,12 +15,14 @@ from rich.table import Table
 
 from ttt_lab import log
 from ttt_lab.formats import points
-from ttt_lab.studies.decision import UNRESOLVED, Comparison, decide
+from ttt_lab.stats import floors, projection
+from ttt_lab.stats.decide import UNRESOLVED, Decisions, decide
+from ttt_lab.stats.design import FIXED, Design, default_bounds, planned_looks
 from ttt_lab.studies.grid import values as sweep_values
 from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.tracking import keys
 
-LOOKS_ATTR, REFERENCE_ATTR = "settle_looks", "settle_reference"
+LOOKS_ATTR, DESIGN_ATTR, SPENT_ATTR = "settle_looks", "settle_design", "settle_error_spent"
 LOG = log.get("studies")
 
 
@@ -68,68 +71,125 @@ def objective_by_condition(study, spec: StudySpec) -> dict[str, dict[int, float]
     return out
 
 
-def _reference(study, spec: StudySpec, by_cond: dict[str, dict[int, float]]) -> str:
-    """The declared baseline, else the best condition at the first look, kept for every later look."""
-    ref = study.user_attrs.get(REFERENCE_ATTR)
-    if ref in by_cond:
-        return ref
+def _reference(spec: StudySpec, by_cond: dict[str, dict[int, float]]) -> tuple[str, bool]:
+    """The declared baseline; else the best condition now, with every pair in the family so that
+    choosing it after seeing the data costs its correction."""
     if spec.baseline in by_cond:
-        ref = spec.baseline
-    else:
-        sign = 1 if spec.objectives[0].direction == "maximize" else -1
-        ref = max(by_cond, key=lambda c: sign * fmean(by_cond[c].values()))
-    study.set_user_attr(REFERENCE_ATTR, ref)
-    return ref
+        return spec.baseline, True
+    sign = 1 if spec.objectives[0].direction == "maximize" else -1
+    return max(by_cond, key=lambda c: sign * fmean(by_cond[c].values())), False
 
 
-def decisions_table(comps: list[Comparison], n: int, max_seeds: int) -> Table:
-    t = Table(title=f"after {n} seeds per condition (at most {max_seeds})")
-    for col in ("condition", "compared with", "difference", "interval", "decision", "seeds needed"):
+def design_of(spec: StudySpec, initial: int, budget: int) -> Design:
+    """The study's declared design; its bounds from the study file or the metric's known range."""
+    metric = spec.objectives[0].metric
+    bounds = tuple(spec.bounds) if spec.bounds else default_bounds(metric)
+    if bounds is None:
+        raise StudyError(f"the objective {metric} has no range this project knows, and a valid decision needs one "
+                         f"(a difference's evidence is bounded by it). Declare it in {spec.source}: bounds: [low, "
+                         "high], e.g. bounds: [-1, 1] for a reward between -1 and 1.")
+    looks = tuple(spec.looks or planned_looks(initial, budget)) if spec.decisions == FIXED else ()
+    return Design(spec.decisions, spec.margin, (float(bounds[0]), float(bounds[1])), looks)
+
+
+def _check_declared(study, spec: StudySpec, design: Design) -> None:
+    """A fixed design is stored with the study at its first look; a change after it is refused."""
+    if design.procedure != FIXED:
+        return
+    declared = study.user_attrs.get(DESIGN_ATTR)
+    now = {"looks": list(design.looks), "alpha": design.alpha}
+    if declared is None:
+        study.set_user_attr(DESIGN_ATTR, now)
+    elif declared != now:
+        raise StudyError(
+            f"'{spec.name}' declared a fixed design before its first trial (looks {declared['looks']}, alpha "
+            f"{declared['alpha']}), and this run asks for looks {now['looks']}. A fixed design spends its error rate "
+            "over the looks it declared; adding or moving a look after seeing the data re-divides what was already "
+            "spent, and the stated error rate would no longer hold. Keep the declared budget (drop --max-seeds or "
+            "restore max_seeds/looks in the study file), or decide the study with `decisions: anytime`, whose "
+            "confidence sequences stay valid however many seeds are added.")
+
+
+def decisions_table(result: Decisions, n: int, budget: int) -> Table:
+    t = Table(title=f"after {n} seeds per condition ({result.design.procedure}; budget {budget})")
+    for col in ("condition", "compared with", "difference", "interval", "decision", "chance to settle"):
         t.add_column(col)
-    for c in comps:
+    for c in result.comparisons:
         t.add_row(c.condition, c.reference, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]",
-                  c.decision, str(c.seeds_needed or "-") if c.decision == UNRESOLVED else "-")
+                  c.decision + (f" ({c.direction})" if c.direction and c.decision == UNRESOLVED else ""),
+                  projection.text(c.settle))
     return t
 
 
-def _record(study, store_of: Callable[[], object], spec: StudySpec, looks: list[int], max_seeds: int) -> None:
-    """The looks on the study's parent run, where the report reads them."""
+def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Decisions, budget: int) -> None:
+    """The looks, the design and the error spent on the study's parent run, where the report reads them."""
     from ttt_lab.tracking.store import run_status, terminate
 
     parent = study.user_attrs.get("mlflow_parent_run_id")
+    study.set_user_attr(SPENT_ATTR, result.spent)
     store = store_of()
     if parent and store is not None:
-        terminate(store, parent, run_status(store, parent) or "FINISHED",  # type: ignore[arg-type]
-                  {keys.LOOKS: ",".join(map(str, looks)), keys.MAX_SEEDS: str(max_seeds),
-                   keys.MARGIN: str(spec.margin)})
+        d = result.design
+        tags = {keys.LOOKS: ",".join(map(str, study.user_attrs.get(LOOKS_ATTR, []))), keys.MAX_SEEDS: str(budget),
+                keys.MARGIN: str(spec.margin), keys.PROCEDURE: d.procedure,
+                keys.BOUNDS: f"{d.bounds[0]},{d.bounds[1]}", keys.DECLARED_LOOKS: ",".join(map(str, d.looks)),
+                keys.SPENT: ",".join(f"{x:.6g}" for x in result.spent)}
+        terminate(store, parent, run_status(store, parent) or "FINISHED", tags)  # type: ignore[arg-type]
 
 
 def run_until_settled(spec: StudySpec, *, max_seeds: int | None, dry_run: bool,
                       run: Callable[[StudySpec], object], storage: str | None = None) -> int:
     initial = study_seeds(spec)
-    budget = max_seeds or spec.max_seeds or 4 * len(initial)
+    budget = max_seeds or spec.max_seeds or (spec.looks[-1] if spec.looks else 4 * len(initial))
     if budget < len(initial):
         raise StudyError(f"--max-seeds {budget} is fewer than the {len(initial)} seeds '{spec.name}' starts with; "
                          f"give at least {len(initial)}.")
+    design = design_of(spec, len(initial), budget)
+    if design.procedure == FIXED and budget != design.looks[-1]:
+        raise StudyError(f"--max-seeds {budget} does not match the last look {design.looks[-1]} that '{spec.name}' "
+                         "declares (looks:). A fixed design's budget is its last declared look; change the study "
+                         "file before the first trial, or use decisions: anytime.")
+    family = _family(spec)
+    LOG.info(f"--until-settled ({design.procedure}): {len(initial)} seeds per condition first, then "
+             f"{len(initial)} more at a time up to {budget}"
+             + (f", looks at {', '.join(map(str, design.looks))}" if design.looks else ", looked at after every seed")
+             + f"; margin {spec.margin:g} on {spec.objectives[0].metric}; {floors.sentence(design, family)}.")
     if dry_run:
-        LOG.info(f"--until-settled: {len(initial)} seeds per condition first, then {len(initial)} more at a "
-                 f"time up to {budget}, paired (every condition on the same seeds), margin {spec.margin:g} "
-                 f"on {spec.objectives[0].metric}.")
         run(spec)
         return 0
-    return _settle(spec, initial, budget, run, storage)
+    return _settle(spec, initial, budget, design, run, storage)
 
 
-def _settle(spec: StudySpec, initial: list[int], budget: int,
+def _family(spec: StudySpec) -> int:
+    """How many comparisons share the error rate: with a baseline one per other condition, else
+    every pair."""
+    from ttt_lab.studies.grid import values
+
+    k = 1
+    for key, expr in spec.params.items():
+        if key != "seed":
+            k *= len(values(key, expr))
+    return k - 1 if spec.baseline else k * (k - 1) // 2
+
+
+def _looks_at(design: Design, initial: int, budget: int, n: int) -> int:
+    """The next seed count to run to after n."""
+    if design.procedure == FIXED:
+        return next((x for x in design.looks if x > n), budget)
+    return min(budget, n + initial)
+
+
+def _settle(spec: StudySpec, initial: list[int], budget: int, design: Design,
             run: Callable[[StudySpec], object], given_storage: str | None) -> int:
     import optuna
 
     from ttt_lab.studies.plan import make_plan
     from ttt_lab.studies.storage import open_storage, storage_url
 
-    step = len(initial)
     storage = open_storage(storage_url(given_storage, make_plan(spec).base.cfg.home))
-    n = len(initial)
+    with contextlib.suppress(KeyError):  # an existing study's declared design is checked before any new trial
+        _check_declared(optuna.load_study(study_name=spec.name, storage=storage), spec, design)
+    n = design.looks[0] if design.procedure == FIXED else len(initial)
     while True:
         outcome = run(with_seeds(spec, seeds_for(initial, n)))
         if getattr(outcome, "failed", 0) or getattr(outcome, "unfinished", 0):
@@ -137,24 +197,39 @@ def _settle(spec: StudySpec, initial: list[int], budget: int,
                      "and continue.")
             return 1
         study = optuna.load_study(study_name=spec.name, storage=storage)
-        by_cond = objective_by_condition(study, spec)
+        _check_declared(study, spec, design)
+        by_cond = {c: {s: v for s, v in vs.items() if s in seeds_for(initial, n)}
+                   for c, vs in objective_by_condition(study, spec).items()}
         looks = [x for x in study.user_attrs.get(LOOKS_ATTR, []) if x < n] + [n]
         study.set_user_attr(LOOKS_ATTR, looks)
-        comps = decide(by_cond, _reference(study, spec, by_cond), metric=spec.objectives[0].metric,
-                       margin=spec.margin, looks=looks, max_seeds=budget)
-        LOG.info(decisions_table(comps, n, budget))
-        _record(study, lambda: _store(spec), spec, looks, budget)
-        if all(c.decision != UNRESOLVED for c in comps):
+        reference, declared = _reference(spec, by_cond)
+        result = decide(by_cond, reference=reference, declared=declared, metric=spec.objectives[0].metric,
+                        design=design, looks=looks)
+        projection.project(result, budget, len(initial))
+        LOG.info(decisions_table(result, n, budget))
+        _record(study, lambda: _store(spec), spec, result, budget)
+        if all(c.decision != UNRESOLVED for c in result.comparisons):
             LOG.info(f"settled after {n} seeds per condition ({len(looks)} look(s)).")
             return 0
         if n >= budget:
-            need = max((c.seeds_needed or 0) for c in comps)
-            where = spec.source if spec.source != "command line" else spec.name
-            LOG.info(f"the seed budget ({budget}) is spent and a comparison is still unresolved; about {need} "
-                     f"seeds per condition would settle it: `ttt-lab sweep {where} --until-settled --max-seeds "
-                     f"{max(need, budget + step)}` continues, reusing every finished trial.")
+            LOG.info(_spent_message(spec, result, budget, len(initial)))
             return 0
-        n = min(budget, n + step)
+        n = _looks_at(design, len(initial), budget, n)
+
+
+def _spent_message(spec: StudySpec, result: Decisions, budget: int, step: int) -> str:
+    where = spec.source if spec.source != "command line" else spec.name
+    if result.design.procedure == FIXED:
+        return ("the declared looks are all taken and a comparison is still unresolved: that is this design's "
+                "answer. A fixed design cannot add seeds after its last look; a new study (another --name) with "
+                "more seeds, or `decisions: anytime`, can.")
+    best = max((c.settle for c in result.comparisons if c.settle), key=len, default=[])
+    likely = next((n for n, p in best if p >= 0.8), None)
+    hint = (f"the projection gives an 80 % chance of settling by {likely} seeds" if likely else
+            "the projection gives no 80 % chance of settling within four times the budget")
+    return (f"the seed budget ({budget}) is spent and a comparison is still unresolved; {hint}. Under anytime "
+            f"decisions more seeds never inflate the error rate: `ttt-lab sweep {where} --until-settled --max-seeds "
+            f"{likely or budget + step}` continues, reusing every finished trial.")
 
 
 def _store(spec: StudySpec):

@@ -57,11 +57,20 @@ class StudySpec:
     difference's interval lies inside ±margin are equivalent."""
     max_seeds: int | None = None
     """`--until-settled`: the most seeds per condition it may run (default: four times the study's)."""
+    decisions: str = "anytime"
+    """How comparisons are decided: `anytime` (valid at any seed count, budget raises included) or
+    `fixed` (exact tests at looks declared before the first trial; a later raise is refused)."""
+    looks: list[int] | None = None
+    """`fixed`: the seeds per condition at each look (default: the study's seeds, then as many more
+    at a time up to max_seeds)."""
+    bounds: list[float] | None = None
+    """The range the objective can take (default: [0, 1] for rates and exploitability)."""
 
     def key(self) -> str:
         """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
-        for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds"):
+        for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds", "decisions", "looks",
+                  "bounds"):
             d.pop(k)
         if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
             d["params"]["seed"] = "*"
@@ -95,9 +104,35 @@ class StudySpec:
         if self.max_seeds is not None and (isinstance(self.max_seeds, bool) or not isinstance(self.max_seeds, int)
                                            or self.max_seeds < 2):
             raise StudyError(f"max_seeds {self.max_seeds!r} ({self.source}) must be a whole number of at least 2.")
+        self._validate_decisions()
         if self.pruner["name"] != "none" and len(self.objectives) > 1:
             raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
         return self
+
+
+    def _validate_decisions(self) -> None:
+        from ttt_lab.stats.design import PROCEDURES
+
+        if self.decisions not in PROCEDURES:
+            raise StudyError(f"decisions {self.decisions!r} ({self.source}) is not one of {', '.join(PROCEDURES)}: "
+                             "`anytime` decides validly at any number of seeds, `fixed` at looks declared up front.")
+        looks = self.looks
+        bad = looks is not None and (not looks or sorted(set(looks)) != looks or any(
+            isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in looks))
+        if bad:
+            raise StudyError(f"looks {looks!r} ({self.source}) must be increasing whole numbers of seeds, each at "
+                             "least 2, e.g. looks: [6, 9, 12].")
+        if looks is not None and self.decisions != "fixed":
+            raise StudyError(f"looks ({self.source}) are declared for `decisions: fixed`; `anytime` looks after every "
+                             "seed. Add decisions: fixed, or drop looks.")
+        b = self.bounds
+        if b is not None and not (len(b) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                      and math.isfinite(v) for v in b) and b[0] < b[1]):
+            raise StudyError(f"bounds {b!r} ({self.source}) must be [low, high] with low < high: the range the "
+                             f"objective {self.objectives[0].metric} can take, e.g. bounds: [0, 1] for a rate.")
+        if b is not None and self.margin >= b[1] - b[0]:
+            raise StudyError(f"margin {self.margin:g} ({self.source}) is not smaller than the objective's range "
+                             f"{b[1] - b[0]:g} (bounds {b}): no difference could exceed it. Use a smaller margin.")
 
 
 def check_margin(margin: object, metric: str, where: str) -> None:
@@ -152,7 +187,7 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
 
 FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
              "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
-             "margin": (float, int), "max_seeds": int}
+             "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list}
 """The keys of a study file and the YAML shape each must have."""
 SHAPE_NAMES = {str: "string", int: "whole number", float: "number", dict: "mapping", list: "list"}
 
@@ -204,7 +239,8 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         sampler={"name": "tpe", "seed": 0} | (raw.get("sampler") or {}),
         pruner={"name": "none"} | (raw.get("pruner") or {}), objectives=objectives or [Objective()],
         workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "",
-        margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"))
+        margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"),
+        decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"))
     return spec.validate()
 
 

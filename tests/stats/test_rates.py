@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as sp
 
-from ttt_lab.evaluation.stats import chi2_sf, mean_interval, normalised_entropy, sign_test, wilson
+from ttt_lab.stats.rates import chi2_sf, mean_interval, normalised_entropy, sign_test, wilson
 
 
 @given(st.integers(0, 500), st.integers(1, 500))

@@ -1,8 +1,11 @@
-"""Rates with honest intervals."""
+"""Rates with honest intervals: Wilson over sampled games, the exact sign test, chi-square tails,
+entropy, a Student-t mean over seeds, and sampled games pooled over seeds."""
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 Z95 = 1.959963984540054
 """The standard normal's 97.5 % quantile: a two-sided 95 % interval."""
@@ -70,3 +73,32 @@ def mean_interval(values: list[float], bounds: tuple[float, float] | None = None
     if bounds is not None:
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return mean, lo, hi
+
+
+RATE = re.compile(r"^(eval/[^/]+)/(win|draw|loss)_rate$")
+
+
+@dataclass
+class Pooled:
+    successes: int
+    games: int
+
+    @property
+    def rate(self) -> float:
+        return self.successes / self.games if self.games else math.nan
+
+
+def pooled(metrics: list[dict[str, float]], metric: str) -> Pooled | None:
+    """A rate metric's sampled evaluation games pooled over seeds (each run's metrics); None when a
+    run lacks its game count or the metric is no rate."""
+    m = RATE.match(metric)
+    if not m:
+        return None
+    k = n = 0
+    for run in metrics:
+        games = run.get(f"{m.group(1)}/games")
+        if games is None or metric not in run:
+            return None
+        n += int(games)
+        k += round(run[metric] * games)
+    return Pooled(k, n) if n else None
