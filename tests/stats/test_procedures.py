@@ -43,7 +43,7 @@ def test_holm_is_step_down_and_stops_at_the_first_non_rejection() -> None:
     assert list(rules.holm_reject(np.array([0.01, 0.04, 0.03]), 0.05)) == [True, False, False]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=6), st.sampled_from([0.01, 0.05, 0.1]))
 def test_holm_matches_statsmodels(ps: list[float], level: float) -> None:
     from statsmodels.stats.multitest import multipletests
