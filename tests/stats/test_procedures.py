@@ -136,3 +136,27 @@ def test_a_decision_is_one_of_four_and_its_interval_holds_its_claims(d: list[flo
     assert c.lo <= c.hi and math.isfinite(c.lo)
     if c.decision == DIFFERS:
         assert c.lo > 0.1 - 1e-3 or c.hi < -0.1 + 1e-3
+
+
+@pytest.mark.parametrize("procedure", [ANYTIME, FIXED])
+def test_a_declared_collapse_threshold_compares_collapse_rates_at_its_own_alpha(procedure: str) -> None:
+    rng = np.random.default_rng(0)
+    ref = {s: (0.4 if rng.random() < 0.6 else 0.85) for s in range(40)}
+    arm = {s: (0.4 if rng.random() < 0.05 else 0.88) for s in range(40)}
+    design = Design(procedure, 0.05, looks=(10, 20, 40) if procedure == FIXED else (), collapse_below=0.6,
+                    collapse_alpha=0.01)
+    got = decide({"ref": ref, "arm": arm}, reference="ref", declared=True, metric="m", design=design)
+    (r,) = got.collapse
+    assert r.collapsed == sum(v < 0.6 for v in arm.values()) and r.reference_collapsed == sum(
+        v < 0.6 for v in ref.values())
+    assert r.paired and r.direction == "fewer"
+    assert got.comparisons[0].level == pytest.approx(0.04)  # the objective keeps alpha minus the endpoint's share
+    none = decide({"ref": ref, "arm": arm}, reference="ref", declared=True, metric="m", design=Design(procedure, 0.05,
+                  looks=(10, 20, 40) if procedure == FIXED else ()))
+    assert none.collapse == []
+
+
+def test_collapse_at_three_seeds_shows_nothing() -> None:
+    design = Design(FIXED, 0.05, looks=(3,), collapse_below=0.6, collapse_alpha=0.01)
+    got = decide(_values([0.4] * 3, [0.9] * 3), reference="c0", declared=True, metric="m", design=design)
+    assert got.collapse[0].direction == "" and got.collapse[0].p == pytest.approx(0.25)

@@ -56,6 +56,8 @@ class Answer:
                 "declared_looks": list(design.looks), "max_seeds": self.max_seeds,
                 "error_spent": d.spent if d and design.procedure == FIXED else ([design.alpha] if d else []),
                 "family": d.family if d else 0, "method": METHOD[design.procedure], "problem": self.problem,
+                "collapse_below": design.collapse_below,
+                "collapse": [r.as_dict() for r in d.collapse] if d else [],
                 "conditions": self._conditions(),
                 "comparisons": [c.as_dict() for c in self.comparisons]}
 
@@ -91,7 +93,10 @@ def _design(study: Study, metric: str, margin: float) -> Design | None:
     looks = tuple(int(x) for x in tags.get(keys.DECLARED_LOOKS, "").split(",") if x.strip().isdigit())
     if procedure == FIXED and not looks:  # a fixed design without its declared looks cannot be replayed
         procedure = ANYTIME
-    return Design(procedure, margin, bounds, looks)
+    below = tags.get(keys.COLLAPSE_BELOW)
+    collapse = {"collapse_below": _float(below, 0.0), "collapse_alpha": _float(tags.get(keys.COLLAPSE_ALPHA), 0.01)} \
+        if below else {}
+    return Design(procedure, margin, bounds, looks, **collapse)
 
 
 def answer(study: Study) -> Answer:
@@ -178,6 +183,7 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                 for c in a.comparisons]
         blocks.append(Table(["condition", "difference (points)", "interval", "decision", "direction", "design",
                              "seeds", "p (Holm)", "chance to settle"], rows))
+    blocks += collapse_blocks(a)
     blocks += seed_blocks(a)
     blocks += aggregate_blocks(a, svgs)
     if a.decisions:
@@ -190,6 +196,22 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                            f"sequence's for the mean difference, the objective bounded by {list(d.design.bounds)}. "
                            "verdict.json and results.csv beside this page hold the same answer as data.", "note"))
     return blocks
+
+
+def collapse_blocks(a: Answer) -> list:
+    """The declared collapse endpoint: each arm's collapse rate beside the reference's."""
+    d = a.decisions
+    if not d or not d.collapse:
+        return []
+    rows = [[r.condition, f"{r.collapsed} of {r.seeds} ({100 * r.rate:.0f} %)",
+             f"{r.reference_collapsed} of {r.reference_seeds} ({100 * r.reference_rate:.0f} %)",
+             f"[{points(r.lo)}, {points(r.hi)}]" if math.isfinite(r.lo) else _p(r.p), r.test,
+             f"{r.direction} collapses than the reference" if r.direction else "not shown"] for r in d.collapse]
+    return [Para(f"Collapse (declared before the first trial): a seed whose {a.metric} ends below "
+                 f"{d.design.collapse_below:g} collapsed; compared at alpha {d.design.collapse_alpha:g} over the "
+                 "comparisons."),
+            Table(["condition", "collapsed", f"{a.reference} collapsed", "interval (points) or p", "test",
+                   "decision"], rows)]
 
 
 def seed_blocks(a: Answer) -> list:

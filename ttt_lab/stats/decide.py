@@ -68,6 +68,8 @@ class Decisions:
     looks: list[int]
     spent: list[float]
     """fixed: the error rate spent by each look taken, cumulative."""
+    collapse: list = field(default_factory=list)
+    """The declared collapse endpoint (`ttt_lab.stats.collapse.Collapse`), else empty."""
 
 
 def differences(a: Values, b: Values) -> tuple[list[float], bool]:
@@ -93,7 +95,10 @@ def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metr
         taken, spent = _fixed_directions(comps, design)
     shown = [c for (a, b), c in comps.items() if reference in (a, b)]
     out = [_facing(c, reference) for c in shown]
-    return Decisions(design, reference, declared, out, len(pairs), taken, spent)
+    from ttt_lab.stats.collapse import endpoint
+
+    return Decisions(design, reference, declared, out, len(pairs), taken, spent,
+                     endpoint(values, reference, design))
 
 
 def _scaled(d: Sequence[float], design: Design) -> np.ndarray:

@@ -89,7 +89,8 @@ def design_of(spec: StudySpec, initial: int, budget: int) -> Design:
                          f"(a difference's evidence is bounded by it). Declare it in {spec.source}: bounds: [low, "
                          "high], e.g. bounds: [-1, 1] for a reward between -1 and 1.")
     looks = tuple(spec.looks or planned_looks(initial, budget)) if spec.decisions == FIXED else ()
-    return Design(spec.decisions, spec.margin, (float(bounds[0]), float(bounds[1])), looks)
+    return Design(spec.decisions, spec.margin, (float(bounds[0]), float(bounds[1])), looks,
+                  collapse_below=spec.collapse_below, collapse_alpha=spec.collapse_alpha)
 
 
 def _check_declared(study, spec: StudySpec, design: Design) -> None:
@@ -97,7 +98,7 @@ def _check_declared(study, spec: StudySpec, design: Design) -> None:
     if design.procedure != FIXED:
         return
     declared = study.user_attrs.get(DESIGN_ATTR)
-    now = {"looks": list(design.looks), "alpha": design.alpha}
+    now = {"looks": list(design.looks), "alpha": design.alpha, "collapse_below": design.collapse_below}
     if declared is None:
         study.set_user_attr(DESIGN_ATTR, now)
     elif declared != now:

@@ -65,12 +65,17 @@ class StudySpec:
     at a time up to max_seeds)."""
     bounds: list[float] | None = None
     """The range the objective can take (default: [0, 1] for rates and exploitability)."""
+    collapse_below: float | None = None
+    """A second endpoint, declared before the first trial: a seed whose objective ends below this
+    collapsed; the report compares the arms' collapse rates."""
+    collapse_alpha: float = 0.01
+    """The collapse endpoint's share of the study's alpha (the objective keeps the rest)."""
 
     def key(self) -> str:
         """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
         for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds", "decisions", "looks",
-                  "bounds"):
+                  "bounds", "collapse_below", "collapse_alpha"):
             d.pop(k)
         if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
             d["params"]["seed"] = "*"
@@ -130,6 +135,13 @@ class StudySpec:
                                                       and math.isfinite(v) for v in b) and b[0] < b[1]):
             raise StudyError(f"bounds {b!r} ({self.source}) must be [low, high] with low < high: the range the "
                              f"objective {self.objectives[0].metric} can take, e.g. bounds: [0, 1] for a rate.")
+        cb, ca = self.collapse_below, self.collapse_alpha
+        if cb is not None and (isinstance(cb, bool) or not isinstance(cb, int | float) or not math.isfinite(cb)):
+            raise StudyError(f"collapse_below {cb!r} ({self.source}) must be a number: the objective's value below "
+                             "which a seed counts as collapsed, e.g. collapse_below: 0.6.")
+        if isinstance(ca, bool) or not isinstance(ca, int | float) or not 0 < ca < 0.05:
+            raise StudyError(f"collapse_alpha {ca!r} ({self.source}) must lie between 0 and 0.05 (exclusive): the "
+                             "collapse endpoint's share of the study's 5 % error rate, e.g. collapse_alpha: 0.01.")
         if b is not None and self.margin >= b[1] - b[0]:
             raise StudyError(f"margin {self.margin:g} ({self.source}) is not smaller than the objective's range "
                              f"{b[1] - b[0]:g} (bounds {b}): no difference could exceed it. Use a smaller margin.")
@@ -187,7 +199,8 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
 
 FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
              "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
-             "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list}
+             "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list,
+             "collapse_below": (float, int), "collapse_alpha": float}
 """The keys of a study file and the YAML shape each must have."""
 SHAPE_NAMES = {str: "string", int: "whole number", float: "number", dict: "mapping", list: "list"}
 
@@ -240,7 +253,8 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         pruner={"name": "none"} | (raw.get("pruner") or {}), objectives=objectives or [Objective()],
         workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "",
         margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"),
-        decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"))
+        decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"),
+        collapse_below=raw.get("collapse_below"), collapse_alpha=raw.get("collapse_alpha", 0.01))
     return spec.validate()
 
 
