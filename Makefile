@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-slow test-vllm test-verifiers wheel-smoke run bench lint docs clean
+.PHONY: help install test test-numerics test-slow test-vllm test-verifiers wheel-smoke run bench lint docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,6 +24,12 @@ TEST_WORKERS ?= 2
 
 test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded; TEST_WORKERS=1 for one process)
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup
+
+# torch's own kernels (ATEN_CPU_CAPABILITY) and oneDNN's and MKL's (which torch's variable does not reach)
+# held to AVX2, as on an older CPU: the float comparisons must hold on every x86 kernel path.
+test-numerics: $(STAMP)  ## rerun the numerics-sensitive tests on AVX2 kernels
+	TTT_LAB_TEST=1 ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+	  $(PY) -m pytest -q -m "numerics and not slow" -n $(TEST_WORKERS) --dist loadgroup
 
 test-slow: $(STAMP)  ## run the slow end-to-end tests
 	TTT_LAB_TEST=1 $(PY) -m pytest -q -m slow
@@ -86,6 +92,7 @@ bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tra
 	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_train.py
+	$(PY) benchmarks/bench_decisions.py
 
 # mypy: the Python API strictly (its types are what users see), the rest of the package as far as
 # it is annotated (functions without annotations are not checked).

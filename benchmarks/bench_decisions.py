@@ -2,7 +2,7 @@
 decision on simulated studies of every shape this project's studies take, and AdaStop on the
 same shapes.
 
-    python benchmarks/bench_decisions.py [--studies 10000] [--adastop 300]
+    python benchmarks/bench_decisions.py [--studies 10000] [--adastop 150]
 
 Each shape is simulated under no true difference, with the arm exactly at the margin and at twice
 the margin. `anytime` is looked at after every seed up to the shape's N (a budget raise only adds
@@ -51,7 +51,7 @@ def looks(n: int) -> list[int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=10_000)
-    ap.add_argument("--adastop", type=int, default=300, help="simulated studies per shape for AdaStop (0: skip)")
+    ap.add_argument("--adastop", type=int, default=150, help="simulated studies per shape for AdaStop (0: skip)")
     args = ap.parse_args()
     print(f"{'shape':48} {'procedure':8} {'false differs':>13} {'false equiv':>11} {'limit':>6} "
           f"{'power@N':>8} {'N':>5} {'N for 80%':>9} {'to decide':>9} {'to direction':>12}  ok")

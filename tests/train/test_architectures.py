@@ -12,6 +12,8 @@ from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.players.tiny import build_tokenizer
 from ttt_lab.train.rollout import Sampling, play_rollouts
 
+pytestmark = pytest.mark.numerics
+
 ARCHITECTURES = {
     "qwen3": {"head_dim": 16},
     "lfm2": {"layer_types": ["conv", "full_attention"], "block_ff_dim": 64, "block_auto_adjust_ff_dim": False},

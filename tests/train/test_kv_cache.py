@@ -1,6 +1,9 @@
+import pytest
 import torch
 
 from ttt_lab.train.kv_cache import GrowingCache
+
+pytestmark = pytest.mark.numerics
 
 
 def _games(tiny_checkpoint, seed: int, rows: int, length: int):

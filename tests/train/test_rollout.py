@@ -9,7 +9,7 @@ from ttt_lab.game.board import play
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.train.rollout import Sampling, play_rollouts
 
-pytestmark = pytest.mark.xdist_group("rollout")
+pytestmark = [pytest.mark.xdist_group("rollout"), pytest.mark.numerics]
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from ttt_lab.train.trainer import regroup
 
 from .conftest import cfg_for
 
+pytestmark = pytest.mark.numerics
+
 
 def _padded(lengths: list[tuple[int, int]], micro: int) -> list[dict]:
     """TRL-shaped micro-batches: prompts left-padded, completions right-padded to the batch's longest."""
@@ -65,14 +67,16 @@ def test_trl_still_buffers_micro_batches_where_regroup_reads_them() -> None:
 
 def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, dict], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same games, same gradient: TRL's grad norm and loss match, while the passes got narrower."""
+    """Same games, same gradient: TRL's grad norm and loss match, while the passes got narrower.
+    Within what this machine's kernels make of the same games cut into other micro-batches: the
+    narrower passes sum the gradient in another order too."""
     from transformers import TrainerCallback
 
     from ttt_lab.train import grpo
 
     real = trainer.GameTrainer.compute_loss
 
-    def one_step(tag: str) -> tuple[dict, list[int]]:
+    def one_step(tag: str, micro: int = 4) -> tuple[dict, list[int]]:
         found: dict = {}
         widths: list[int] = []
 
@@ -85,17 +89,19 @@ def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, di
             return real(self, model, inputs, *a, **k)
 
         monkeypatch.setattr(trainer.GameTrainer, "compute_loss", spy)
-        cfg = cfg_for(tmp_path / tag, "steps=1", "temperature=1.5", "train.micro_batch_size=4")
+        cfg = cfg_for(tmp_path / tag, "steps=1", "temperature=1.5", f"train.micro_batch_size={micro}")
         grpo.run_rl_phase(cfg, cfg.train.phases[0], 0, str(sft_run[0]), tmp_path / tag / "rl", callbacks=[Log()])
         return found, widths
 
     grouped, narrow = one_step("grouped")
     monkeypatch.setattr(trainer, "regroup", lambda batches: None)
     plain, wide = one_step("plain")
+    halves, _ = one_step("halves", micro=2)
     assert len(narrow) == len(wide) == 4
     assert len(set(wide)) == 1 and min(narrow) < wide[0]
-    assert grouped["grad_norm"] == pytest.approx(plain["grad_norm"], rel=1e-4)
-    assert grouped["loss"] == pytest.approx(plain["loss"], rel=1e-4, abs=1e-7)
+    for key, floor in (("grad_norm", 1e-6), ("loss", 1e-7)):
+        spread = abs(halves[key] - plain[key])  # the same games, summed in another order
+        assert abs(grouped[key] - plain[key]) <= max(10 * spread, floor), (key, grouped[key], plain[key], spread)
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.7])

@@ -1,0 +1,51 @@
+"""A study's answer re-decided from its `results.csv` and its study file, without its tracking
+store: the same decisions a live report makes (`ttt_lab.report.decisions.answer`), for a study
+whose runs are gone or that a newer rule should decide again. A replay of finished trials under a
+new rule is a replay, not a rerun: the study file's procedure must be one that is valid for looks
+not declared in advance (`anytime`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from ttt_lab.report.collect import Study, Trial
+from ttt_lab.report.decisions import Answer, answer
+from ttt_lab.studies.spec import StudyError, StudySpec
+from ttt_lab.tracking import keys
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def study_from_csv(results: Path, spec: StudySpec) -> Study:
+    trials = []
+    with results.open() as f:
+        for row in csv.DictReader(f):
+            metrics = {k: v for k, v in ((k, _number(x)) for k, x in row.items() if k.startswith(("eval/", "audit/")))
+                       if v is not None}
+            state = row["status"]
+            trials.append(Trial(row["run_id"], int(row["trial"]), "FINISHED" if state == "COMPLETE" else "FAILED",
+                                state, row["overrides"].split(), row["condition"], int(row["seed"] or 0), 0,
+                                metrics, {keys.CONFIG_HASH: row["config_hash"]}))
+    tags = {keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]), keys.PARAMS: json.dumps(spec.params),
+            keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin), keys.PROCEDURE: spec.decisions}
+    if spec.bounds:
+        tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
+    if spec.collapse_below is not None:
+        tags |= {keys.COLLAPSE_BELOW: str(spec.collapse_below), keys.COLLAPSE_ALPHA: str(spec.collapse_alpha)}
+    return Study(spec.name, "", tags, 0, trials)
+
+
+def replay(results: Path, spec: StudySpec) -> Answer:
+    """The answer the study file's rules give the trials in `results` (anytime only)."""
+    if spec.decisions != "anytime":
+        raise StudyError(f"'{spec.name}' declares fixed decisions, whose looks must be declared before the first "
+                         "trial; finished trials can only be re-decided by a procedure valid at any seed count. "
+                         "Replay it with decisions: anytime.")
+    return answer(study_from_csv(results, spec))
