@@ -64,6 +64,10 @@ class OpponentConfig:
     refresh_every: int = 10
     """opponent=exploiter: optimizer steps between two best responses, each computed from the
     policy as it is then (greedy, every opponent reply walked)."""
+    keep: str = "best"
+    """opponent=exploiter: the policy an exploiting phase ends with: best (the least exploitable
+    its refreshes measured) or last. A study comparing exploitability across arms uses last: a
+    selection on the compared metric favours the arm that selects."""
 
 
 @dataclass
@@ -336,6 +340,7 @@ def validate(cfg: Config) -> Config:
     check_one_of("opponent.seeding", o.seeding, SEEDINGS)
     check_number("opponent.exploit_share", o.exploit_share, 0.0, 1.0)
     check_integer("opponent.refresh_every", o.refresh_every, 1)
+    check_one_of("opponent.keep", o.keep, ("best", "last"))
     pl = cfg.player
     check_one_of("player.kind", pl.kind, PLAYER_KINDS)
     check_one_of("player.policy", pl.policy, SCRIPTED_POLICIES)

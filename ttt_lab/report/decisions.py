@@ -138,8 +138,8 @@ def sentences(a: Answer) -> list[str]:
         return [f"Only one condition ({a.reference}) finished: nothing to compare."]
     if a.problem:
         return [f"Nothing decided: {a.problem}"]
-    kind = "the declared baseline" if a.declared else "the best (corrected for choosing it: every pair compared)"
-    out = [f"Each condition against {kind} ({a.reference}, {100 * a.means[a.reference][0]:.1f} on {a.metric}); "
+    kind = "the declared baseline" if a.declared else "the best, corrected for choosing it (every pair compared):"
+    out = [f"Each condition against {kind} {a.reference} ({100 * a.means[a.reference][0]:.1f} on {a.metric}); "
            f"a difference smaller than ±{100 * a.margin:g} points does not matter (the study's margin)."]
     for c in a.comparisons:
         if c.decision == DIFFERS:

@@ -76,6 +76,10 @@ def _reference(spec: StudySpec, by_cond: dict[str, dict[int, float]]) -> tuple[s
     choosing it after seeing the data costs its correction."""
     if spec.baseline in by_cond:
         return spec.baseline, True
+    if spec.baseline:
+        raise StudyError(f"the baseline '{spec.baseline}' ({spec.source}) is none of the study's conditions "
+                         f"({', '.join(sorted(by_cond))}); a decision against it cannot be made. Name one of them "
+                         "exactly as written there (baseline: key=value, as the trials' overrides spell it).")
     sign = 1 if spec.objectives[0].direction == "maximize" else -1
     return max(by_cond, key=lambda c: sign * fmean(by_cond[c].values())), False
 
@@ -151,8 +155,8 @@ def run_until_settled(spec: StudySpec, *, max_seeds: int | None, dry_run: bool,
                          "declares (looks:). A fixed design's budget is its last declared look; change the study "
                          "file before the first trial, or use decisions: anytime.")
     family = _family(spec)
-    LOG.info(f"--until-settled ({design.procedure}): {len(initial)} seeds per condition first, then "
-             f"{len(initial)} more at a time up to {budget}"
+    more = f", then {len(initial)} more at a time up to {budget}" if budget > len(initial) else ""
+    LOG.info(f"--until-settled ({design.procedure}): {len(initial)} seeds per condition first{more}"
              + (f", looks at {', '.join(map(str, design.looks))}" if design.looks else ", looked at after every seed")
              + f"; margin {spec.margin:g} on {spec.objectives[0].metric}; {floors.sentence(design, family)}.")
     if dry_run:
