@@ -338,9 +338,18 @@ def _is_short(override: str) -> bool:
     return parts[1] not in Config.__dataclass_fields__ and parts[1] not in groups()
 
 
+NEUTRAL_DEFAULTS = {("opponent", "keep"): "best"}
+"""Settings added after runs were recorded, at the default that reproduces what those runs did:
+left there, they do not change a config's identity (a finished trial stays finished, a finding
+still resolves to the configs its trials ran)."""
+
+
 def config_hash(tree: dict[str, Any]) -> str:
     """Hash of everything that decides results (tracking location and paths excluded)."""
     kept = {k: v for k, v in tree.items() if k not in HASH_EXCLUDED}
+    for (group, key), default in NEUTRAL_DEFAULTS.items():
+        if isinstance(kept.get(group), dict) and kept[group].get(key, default) == default:
+            kept[group] = {k: v for k, v in kept[group].items() if k != key}
     blob = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

@@ -44,6 +44,8 @@ class Answer:
     values: dict[str, dict[int, float]] | None = None
     """condition -> seed -> objective."""
     decisions: Decisions | None = None
+    per_block: dict[str, list[Comparison]] | None = None
+    """A blocked study (`blocks:`): each block decided on its own."""
     problem: str = ""
     """Why nothing could be decided (no range known for the objective), else empty."""
 
@@ -58,6 +60,7 @@ class Answer:
                 "family": d.family if d else 0, "method": METHOD[design.procedure], "problem": self.problem,
                 "collapse_below": design.collapse_below,
                 "collapse": [r.as_dict() for r in d.collapse] if d else [],
+                "blocks": {b: [c.as_dict() for c in cs] for b, cs in (self.per_block or {}).items()},
                 "conditions": self._conditions(),
                 "comparisons": [c.as_dict() for c in self.comparisons]}
 
@@ -102,9 +105,14 @@ def _design(study: Study, metric: str, margin: float) -> Design | None:
 def answer(study: Study) -> Answer:
     objs = spec_of(study).get(keys.OBJECTIVES) or [{"metric": "eval/optimal/draw_rate", "direction": "maximize"}]
     metric, direction = objs[0]["metric"], objs[0].get("direction", "maximize")
-    by_cond = {c: {t.seed: t.metrics[metric] for t in ts if metric in t.metrics}
-               for c, ts in study.conditions().items()}
-    by_cond = {c: v for c, v in by_cond.items() if v}
+    import json as _json
+
+    from ttt_lab.studies import blocks
+
+    blocked = _json.loads(study.tags.get(keys.BLOCKS) or "[]")
+    by_cond, per_block = blocks.by_condition(
+        [(t.overrides, t.seed, t.metrics[metric]) for ts in study.conditions().values() for t in ts
+         if metric in t.metrics], blocked)
     means = {c: (fmean(v.values()), len(v)) for c, v in by_cond.items()}
     margin = _float(study.tags.get(keys.MARGIN), DEFAULT_MARGIN)
     looks = [int(x) for x in study.tags.get(keys.LOOKS, "").split(",") if x.strip().isdigit()]
@@ -122,11 +130,14 @@ def answer(study: Study) -> Answer:
                               "it in the study file (bounds: [low, high]) and report again.")
     result = decide(by_cond, reference=reference, declared=reference == baseline, metric=metric, design=design,
                     looks=looks)
+    per = {b: decide(v, reference=reference, declared=reference == baseline, metric=metric, design=design,
+                     looks=looks).comparisons for b, v in per_block.items() if reference in v}
     from ttt_lab.stats.projection import project
 
     project(result, max_seeds or max(n for _, n in means.values()), max(1, min(n for _, n in means.values())))
     return Answer(metric, direction, reference, margin, looks, max_seeds, means, result.comparisons,
-                  declared=reference == baseline, values=by_cond, study=study.name, decisions=result)
+                  declared=reference == baseline, values=by_cond, study=study.name, decisions=result,
+                  per_block=per or None)
 
 
 def _span(c: Comparison) -> str:
@@ -156,6 +167,9 @@ def sentences(a: Answer) -> list[str]:
             known = f" It is {c.direction}, by an amount not yet known to matter." if c.direction else ""
             chance = f" Projected chance of a decision: {_chances(c)}." if c.settle else ""
             out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {_span(c)}.{known}{chance}")
+    for block, comps in (a.per_block or {}).items():
+        out.append(f"Within {block} alone: " + "; ".join(f"{c.condition} {c.decision}, {_span(c)}" for c in comps)
+                   + ".")
     if any(c.decision == UNRESOLVED for c in a.comparisons) and a.decisions and \
             a.decisions.design.procedure == ANYTIME:
         out.append(f"To go on: `ttt-lab sweep {a.study} --until-settled --max-seeds N` adds seeds to every condition, "
@@ -222,7 +236,7 @@ def seed_blocks(a: Answer) -> list:
     ref = a.values[a.reference]
     others = [c.condition for c in a.comparisons]
     seeds = sorted(set().union(*(set(v) for v in a.values.values())))
-    rows = [[str(s), f"{100 * ref[s]:.1f}" if s in ref else "-",
+    rows = [[f"{s[0]} seed={s[1]}" if isinstance(s, tuple) else str(s), f"{100 * ref[s]:.1f}" if s in ref else "-",
              *(f"{100 * (a.values[c][s] - ref[s]):+.1f}" if s in ref and s in a.values[c] else "-" for c in others)]
             for s in seeds]
     return [Table(["seed", f"{a.reference} (reference)", *(f"{c} minus reference" for c in others)], rows)]

@@ -37,6 +37,8 @@ def study_from_csv(results: Path, spec: StudySpec) -> Study:
             keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin), keys.PROCEDURE: spec.decisions}
     if spec.bounds:
         tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
+    if spec.blocks:
+        tags[keys.BLOCKS] = json.dumps(spec.blocks)
     if spec.collapse_below is not None:
         tags |= {keys.COLLAPSE_BELOW: str(spec.collapse_below), keys.COLLAPSE_ALPHA: str(spec.collapse_alpha)}
     return Study(spec.name, "", tags, 0, trials)

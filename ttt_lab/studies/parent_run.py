@@ -28,6 +28,8 @@ def parent_run(study, store, plan: Plan, command: str) -> str:
             keys.PROCEDURE: spec.decisions}
     if spec.bounds:
         tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
+    if spec.blocks:
+        tags[keys.BLOCKS] = json.dumps(spec.blocks)
     if spec.collapse_below is not None:
         tags |= {keys.COLLAPSE_BELOW: str(spec.collapse_below), keys.COLLAPSE_ALPHA: str(spec.collapse_alpha)}
     run = open_run(store, spec.name, "sweep", spec.name, config_hash=plan.base.config_hash,

@@ -18,6 +18,7 @@ from ttt_lab.formats import points
 from ttt_lab.stats import floors, projection
 from ttt_lab.stats.decide import UNRESOLVED, Decisions, decide
 from ttt_lab.stats.design import FIXED, Design, default_bounds, planned_looks
+from ttt_lab.studies import blocks
 from ttt_lab.studies.grid import values as sweep_values
 from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.tracking import keys
@@ -55,23 +56,21 @@ def with_seeds(spec: StudySpec, seeds: list[int]) -> StudySpec:
     return dataclasses.replace(spec, params={**spec.params, "seed": ",".join(map(str, seeds))})
 
 
-def objective_by_condition(study, spec: StudySpec) -> dict[str, dict[int, float]]:
-    """condition -> seed -> the first objective, from the study's finished trials."""
+def objective_by_condition(study, spec: StudySpec) -> dict[str, dict]:
+    """condition -> seed (or (block, seed)) -> the first objective, from the finished trials."""
     from optuna.trial import TrialState
 
     fixed = set(spec.overrides)
-    out: dict[str, dict[int, float]] = {}
+    runs = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         overrides = [o for o in t.user_attrs.get("overrides", []) if o not in fixed]
         seed = next((int(o.split("=", 1)[1]) for o in overrides if o.startswith("seed=")), None)
-        if seed is None or not t.values:
-            continue
-        condition = " ".join(o for o in overrides if not o.startswith("seed=")) or "(baseline)"
-        out.setdefault(condition, {})[seed] = float(t.values[0])
-    return out
+        if seed is not None and t.values:
+            runs.append((overrides, seed, float(t.values[0])))
+    return blocks.by_condition(runs, spec.blocks or [])[0]
 
 
-def _reference(spec: StudySpec, by_cond: dict[str, dict[int, float]]) -> tuple[str, bool]:
+def _reference(spec: StudySpec, by_cond: dict[str, dict]) -> tuple[str, bool]:
     """The declared baseline; else the best condition now, with every pair in the family so that
     choosing it after seeing the data costs its correction."""
     if spec.baseline in by_cond:
@@ -172,7 +171,7 @@ def _family(spec: StudySpec) -> int:
 
     k = 1
     for key, expr in spec.params.items():
-        if key != "seed":
+        if key != "seed" and key not in (spec.blocks or []):
             k *= len(values(key, expr))
     return k - 1 if spec.baseline else k * (k - 1) // 2
 
@@ -203,7 +202,7 @@ def _settle(spec: StudySpec, initial: list[int], budget: int, design: Design,
             return 1
         study = optuna.load_study(study_name=spec.name, storage=storage)
         _check_declared(study, spec, design)
-        by_cond = {c: {s: v for s, v in vs.items() if s in seeds_for(initial, n)}
+        by_cond = {c: {s: v for s, v in vs.items() if blocks.seed_of(s) in seeds_for(initial, n)}
                    for c, vs in objective_by_condition(study, spec).items()}
         looks = [x for x in study.user_attrs.get(LOOKS_ATTR, []) if x < n] + [n]
         study.set_user_attr(LOOKS_ATTR, looks)

@@ -70,12 +70,15 @@ class StudySpec:
     collapsed; the report compares the arms' collapse rates."""
     collapse_alpha: float = 0.01
     """The collapse endpoint's share of the study's alpha (the objective keeps the rest)."""
+    blocks: list[str] | None = None
+    """Swept keys whose values repeat the whole comparison (e.g. train.sft.seed: a second warm-up):
+    conditions are paired within a block and each block is also decided on its own."""
 
     def key(self) -> str:
         """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
         for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds", "decisions", "looks",
-                  "bounds", "collapse_below", "collapse_alpha"):
+                  "bounds", "collapse_below", "collapse_alpha", "blocks"):
             d.pop(k)
         if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
             d["params"]["seed"] = "*"
@@ -135,6 +138,11 @@ class StudySpec:
                                                       and math.isfinite(v) for v in b) and b[0] < b[1]):
             raise StudyError(f"bounds {b!r} ({self.source}) must be [low, high] with low < high: the range the "
                              f"objective {self.objectives[0].metric} can take, e.g. bounds: [0, 1] for a rate.")
+        for key in self.blocks or []:
+            if not isinstance(key, str) or key == "seed" or key not in self.params:
+                raise StudyError(f"blocks entry {key!r} ({self.source}) is not one of the study's swept keys other "
+                                 f"than seed ({', '.join(k for k in self.params if k != 'seed') or 'none'}); a block "
+                                 "is a swept key whose values repeat the comparison, e.g. train.sft.seed: 0,1.")
         cb, ca = self.collapse_below, self.collapse_alpha
         if cb is not None and (isinstance(cb, bool) or not isinstance(cb, int | float) or not math.isfinite(cb)):
             raise StudyError(f"collapse_below {cb!r} ({self.source}) must be a number: the objective's value below "
@@ -200,7 +208,7 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
 FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
              "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
              "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list,
-             "collapse_below": (float, int), "collapse_alpha": float}
+             "collapse_below": (float, int), "collapse_alpha": float, "blocks": list}
 """The keys of a study file and the YAML shape each must have."""
 SHAPE_NAMES = {str: "string", int: "whole number", float: "number", dict: "mapping", list: "list"}
 
@@ -254,7 +262,8 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "",
         margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"),
         decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"),
-        collapse_below=raw.get("collapse_below"), collapse_alpha=raw.get("collapse_alpha", 0.01))
+        collapse_below=raw.get("collapse_below"), collapse_alpha=raw.get("collapse_alpha", 0.01),
+        blocks=raw.get("blocks"))
     return spec.validate()
 
 
