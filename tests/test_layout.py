@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 LAYERS = [
     {"errors", "__init__"},
     {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats", "log"},
+    {"first_use"},
     {"error_output"},
     {"stats"},
     {"game"},

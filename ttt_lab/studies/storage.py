@@ -5,12 +5,11 @@ a database server. Checked before any trial runs."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ttt_lab.first_use import one_creator
 from ttt_lab.studies.spec import StudyError, StudySpec
 
 ENV = "TTT_LAB_OPTUNA_STORAGE"
@@ -88,7 +87,7 @@ def _open_rdb(url: str):
         kwargs["connect_args"] = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 30,
                                   "keepalives_interval": 10, "keepalives_count": 3}
     try:
-        with _creating(url, kwargs):
+        with one_creator(url, kwargs):
             return optuna.storages.RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=HEARTBEAT_S,
                                               grace_period=GRACE_S)
     except (ArgumentError, NoSuchModuleError, ValueError) as e:
@@ -97,40 +96,6 @@ def _open_rdb(url: str):
                          "journal:///shared/path/study.log.") from None
     except OperationalError as e:
         raise StudyError(_explain(url, e)) from None
-
-
-INIT_KEY = 0x7474_6C61_6269_6E69
-"""PostgreSQL advisory lock key held while Optuna creates or upgrades its tables."""
-
-
-@contextlib.contextmanager
-def _creating(url: str, kwargs: dict[str, Any]) -> Iterator[None]:
-    """One process at a time opens (and so creates or migrates) a storage: two machines
-    starting on a fresh database both ran Optuna's schema creation and one failed
-    (measured on PostgreSQL: UniqueViolation on alembic_version; on SQLite: IntegrityError)."""
-    if url.startswith("sqlite:"):
-        path = url.removeprefix("sqlite:///")
-        if path and path != ":memory:":
-            from ttt_lab.locks import file_lock
-
-            with file_lock(Path(f"{os.path.abspath(path)}.init.lock")):
-                yield
-            return
-    elif url.startswith("postgresql"):
-        from sqlalchemy import create_engine, text
-
-        engine = create_engine(url, **kwargs)
-        try:
-            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-                conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": INIT_KEY})
-                try:
-                    yield
-                finally:
-                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": INIT_KEY})
-        finally:
-            engine.dispose()
-        return
-    yield
 
 
 def _explain(url: str, e: Exception) -> str:

@@ -87,7 +87,7 @@ def _check_sqlite(uri: str) -> None:
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".ttt-lab-write-test"
+        probe = folder / f".ttt-lab-write-test-{os.getpid()}"  # one per process: several start at once
         probe.write_text("")
         probe.unlink()
     except OSError as e:
@@ -125,7 +125,11 @@ def open_store(uri: str, artifacts: str, home: str = "runs", outage_wait_s: floa
             "(the default under runs/), a postgresql:// database, or an http:// tracking server."
         )
     mlflow.set_tracking_uri(uri)
-    return Store(uri, artifacts, MlflowClient(tracking_uri=uri), home, outage_wait_s)
+    from ttt_lab.first_use import one_creator
+
+    with one_creator(uri):  # the client creates (or migrates) the store's schema: one process at a time
+        client = MlflowClient(tracking_uri=uri)
+    return Store(uri, artifacts, client, home, outage_wait_s)
 
 
 def flatten(tree: Mapping[str, Any]) -> dict[str, str]:
