@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-numerics test-slow test-vllm test-verifiers wheel-smoke run bench lint docs clean
+.PHONY: help install test test-numerics test-slow test-ray test-vllm test-verifiers wheel-smoke run bench lint docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ install: $(STAMP)  ## create/update the virtual environment (.venv)
 TEST_WORKERS ?= 2
 
 test: $(STAMP)  ## run the test suite (fast; slow end-to-end tests excluded; TEST_WORKERS=1 for one process)
-	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup
+	TTT_LAB_TEST=1 $(PY) -m pytest -q -m "not slow and not ray" -n $(TEST_WORKERS) --dist loadgroup
 
 # torch's own kernels (ATEN_CPU_CAPABILITY) and oneDNN's and MKL's (which torch's variable does not reach)
 # held to AVX2, as on an older CPU: the float comparisons must hold on every x86 kernel path.
@@ -49,6 +49,19 @@ $(VLLM_STAMP): pyproject.toml constraints.txt
 test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own environment .venv-vllm, ~3.5 GB)
 	TTT_LAB_TEST=1 VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind HF_HUB_OFFLINE=1 \
 	  LD_PRELOAD=$(abspath $(VLLM_VENV))/lib/libiomp5.so $(VLLM_VENV)/bin/python -m pytest -q -m vllm -rA -p no:warnings tests/vllm
+
+RAY_VENV ?= .venv-ray
+RAY_STAMP := $(RAY_VENV)/.installed-stamp
+
+$(RAY_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(RAY_VENV)/bin/pip install -q -c constraints.txt -e '.[ray,test]' 2>&1 | grep -v "is ignored" || true
+	$(RAY_VENV)/bin/python -c 'import ray, ttt_lab, pytest'
+	touch $(RAY_STAMP)
+
+test-ray: $(RAY_STAMP)  ## sweeps on a real local Ray cluster (`ray start --head`; its own environment .venv-ray)
+	TTT_LAB_TEST=1 RAY_USAGE_STATS_ENABLED=0 $(RAY_VENV)/bin/python -m pytest -q -m ray -rA -p no:warnings tests/ray
 
 VF_VENV ?= .venv-verifiers
 VF_STAMP := $(VF_VENV)/.installed-stamp
@@ -104,4 +117,4 @@ docs: $(STAMP)  ## the documentation site in site/ (mkdocs build --strict; refer
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:  ## remove the virtual environment and caches (keeps runs/)
-	rm -rf $(VENV) $(WHEEL_VENV) dist build site .pytest_cache .ruff_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) $(WHEEL_VENV) $(RAY_VENV) dist build site .pytest_cache .ruff_cache .mypy_cache .hypothesis

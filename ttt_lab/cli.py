@@ -131,7 +131,9 @@ def sweep_(
                                                         "failed and run again by a fresh worker.")] = None,
     launcher: Annotated[str | None, typer.Option("--launcher", help="`slurm`: the workers as a SLURM job array "
                                                  "(submitit), set by launcher.* overrides (launcher.partition=gpu "
-                                                 "launcher.time_min=120 …; launcher.cluster=local tries it here).")
+                                                 "launcher.time_min=120 …; launcher.cluster=local tries it here); "
+                                                 "`ray`: detached actors on a Ray cluster (launcher.address, "
+                                                 "launcher.cpus_per_trial).")
                         ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="With --launcher: follow the jobs until they end.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the study's trials and its launcher jobs; run "

@@ -10,7 +10,7 @@ from rich.console import Console
 from ttt_lab.studies.runner import run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
 
-LAUNCHERS = ("slurm",)
+LAUNCHERS = ("slurm", "ray")
 
 
 def is_study_file(arg: str) -> bool:
@@ -57,6 +57,8 @@ def _launch(spec: StudySpec, settings: list[str], launcher: str | None, wait: bo
     elif launcher not in LAUNCHERS:
         raise StudyError(f"--launcher {launcher!r} is not one of {', '.join(LAUNCHERS)} (without --launcher the "
                          "workers run on this machine).")
+    elif launcher == "ray" and not any(s.startswith("launcher.cluster=") for s in settings):
+        settings = [*settings, "launcher.cluster=ray"]
     return LaunchRequest(load([*spec.overrides, *settings]).cfg.launcher, wait)
 
 

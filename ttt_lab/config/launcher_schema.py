@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ttt_lab.env.settings import check_integer, check_number, check_one_of
 
-CLUSTERS = ("slurm", "local")
+CLUSTERS = ("slurm", "local", "ray")
 
 
 @dataclass
@@ -18,7 +18,8 @@ class LauncherConfig:
 
     cluster: str = "slurm"
     """slurm: sbatch on this cluster; local: submitit's local executor (real processes on this
-    machine, the same worker code and requeue path: for trying a launch before a cluster)."""
+    machine, the same worker code and requeue path: for trying a launch before a cluster); ray:
+    detached actors on a Ray cluster (`--launcher ray`)."""
     workers: int = 0
     """Array size: workers started at once (0: --workers, or the study file's workers)."""
     partition: str = ""
@@ -43,6 +44,13 @@ class LauncherConfig:
     file system every node sees."""
     poll_s: float = 5.0
     """How often `--wait` looks at the study and the jobs."""
+    address: str = ""
+    """ray: the cluster's address, HOST:6379 (empty: $RAY_ADDRESS, else the cluster started on this
+    machine with `ray start`)."""
+    cpus_per_trial: float = 1.0
+    """ray: CPUs each worker (one trial at a time) reserves on its node; its torch threads."""
+    gpus_per_trial: float = 0.0
+    """ray: GPUs each worker reserves."""
 
 
 def validate_launcher(la: LauncherConfig) -> None:
@@ -52,3 +60,5 @@ def validate_launcher(la: LauncherConfig) -> None:
         check_integer(f"launcher.{name}", getattr(la, name), low)
     check_number("launcher.mem_gb", la.mem_gb, 0.0)
     check_number("launcher.poll_s", la.poll_s, 0.1)
+    check_number("launcher.cpus_per_trial", la.cpus_per_trial, 0.0)
+    check_number("launcher.gpus_per_trial", la.gpus_per_trial, 0.0)

@@ -54,7 +54,7 @@ class ArrayWorker(submitit.helpers.Checkpointable):
         worker_main(job, _Events(self), self.stop)
         if self.preempted and env.cluster == "local":
             sys.exit(LOCAL_REQUEUE_RETURN_CODE)
-        _close_if_done(job)
+        close_if_done(job)
         return env.job_id
 
     def checkpoint(self, *args, **kwargs) -> submitit.helpers.DelayedSubmission:
@@ -96,7 +96,7 @@ def fail_and_requeue(job: WorkerJob, numbers: list[int], why: str) -> list[int]:
         return requeue_trials(study, failed, job.requeue_dead) if failed else []
 
 
-def _close_if_done(job: WorkerJob) -> None:
+def close_if_done(job: WorkerJob) -> None:
     from optuna.trial import TrialState
 
     from ttt_lab.studies.enqueue import count

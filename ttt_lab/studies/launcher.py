@@ -56,8 +56,12 @@ def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list:
     study = jobs[0].spec.name
     folder = folder_of(la, study)
     folder.mkdir(parents=True, exist_ok=True)
-    ex = executor(la, study, len(jobs))
-    submitted = ex.submit_array([ArrayWorker(j) for j in jobs])
+    if la.cluster == "ray":
+        from ttt_lab.studies import ray_launcher
+
+        submitted = ray_launcher.submit(jobs, la)
+    else:
+        submitted = executor(la, study, len(jobs)).submit_array([ArrayWorker(j) for j in jobs])
     _record(folder, la, submitted)
     ids = ", ".join(j.job_id for j in submitted)
     LOG.info(f"submitted {len(submitted)} worker(s) to {la.cluster}: job(s) {ids}; logs in {folder}")
@@ -66,6 +70,14 @@ def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list:
 
 def job_state(cluster: str, folder: Path, job_id: str) -> str:
     """A job's state as the scheduler sees it (local jobs: whether their controller lives)."""
+    if cluster == "ray":
+        from ttt_lab.studies import ray_launcher
+
+        try:
+            ray_launcher.connect(LauncherConfig(cluster="ray"))
+        except StudyError as e:
+            return f"UNKNOWN ({e})"[:120]
+        return "ENDED" if ray_launcher.RayJob(job_id).done() else "RUNNING"
     if cluster == "local":
         from ttt_lab.studies.recovery import pid_alive
 
@@ -184,7 +196,8 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int):
 
 
 def worker_jobs(base: WorkerJob, la: LauncherConfig, workers: int) -> list[WorkerJob]:
-    threads = la.cpus_per_worker if la.cluster == "slurm" else max(1, (os.cpu_count() or 1) // workers)
+    threads = {"slurm": la.cpus_per_worker, "ray": max(1, int(la.cpus_per_trial))}.get(
+        la.cluster, max(1, (os.cpu_count() or 1) // workers))
     return [dataclasses.replace(base, index=i, threads=threads, requeue_dead=la.max_requeues + 1)
             for i in range(workers)]
 

@@ -15,6 +15,11 @@ from ttt_lab.studies.spec import StudyError
 
 def check_launch(la: LauncherConfig, storage_url: str, tracking_uri: str) -> None:
     """Refuse, before anything is created or submitted, what cannot work on a cluster."""
+    if la.cluster == "ray":
+        from ttt_lab.studies import ray_launcher
+
+        ray_launcher.check(la, storage_url, tracking_uri)
+        return
     if la.cluster != "slurm":
         return
     if storage_url.startswith("sqlite"):
