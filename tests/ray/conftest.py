@@ -1,40 +1,32 @@
-"""A real Ray cluster for the tier: `ray start --head` on this machine, stopped after the session."""
+"""A real Ray cluster for the tier: a head and a second node on this machine (ray's own
+`cluster_utils.Cluster`, real raylet processes), shut down after the module."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
 
-
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
-    """The cluster's address; RAY_ADDRESS set for every command the tests start."""
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """(the cluster, its second node); RAY_ADDRESS set for every command the tests start. One CPU
+    on each node, so two workers land one on each."""
     pytest.importorskip("ray", reason="Ray is not installed in this environment: `make test-ray` builds one "
                                       "(.venv-ray) and runs these tests")
-    ray_bin = str(Path(sys.executable).parent / "ray")
-    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
-    port = free_port()
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-    subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
-                    "--disable-usage-stats", f"--temp-dir={temp}"], check=True, env=env, capture_output=True,
-                   timeout=180)
-    address = f"127.0.0.1:{port}"
+    from ray.cluster_utils import Cluster
+
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    second = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
     before = os.environ.get("RAY_ADDRESS")
-    os.environ["RAY_ADDRESS"] = address
+    os.environ["RAY_ADDRESS"] = cluster.address
     try:
-        yield address
+        yield cluster, second
     finally:
-        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
         if before is None:
             os.environ.pop("RAY_ADDRESS", None)
         else:
             os.environ["RAY_ADDRESS"] = before
-        shutil.rmtree(temp, ignore_errors=True)
+        cluster.shutdown()

@@ -57,10 +57,11 @@ def _reachable(address: str, timeout_s: float = 5.0) -> bool:
         return False
 
 
-def nodes() -> int:
+def machines() -> int:
+    """The machines the cluster's live nodes run on (several nodes may share one)."""
     import ray
 
-    return sum(bool(n.get("Alive")) for n in ray.nodes())
+    return len({n.get("NodeManagerAddress") for n in ray.nodes() if n.get("Alive")})
 
 
 class RayJob:
@@ -130,14 +131,15 @@ def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list[RayJob]:
 
 
 def check(la: LauncherConfig, storage_url: str, tracking_uri: str) -> None:
-    """A cluster of several nodes needs a storage and a tracking store every node reaches."""
+    """A cluster across several machines needs a storage and a tracking store every node reaches."""
     connect(la)
-    if nodes() <= 1:
+    n = machines()
+    if n <= 1:
         return
     if storage_url.startswith("sqlite"):
-        raise StudyError(f"the Ray cluster has {nodes()} nodes and the Optuna storage {storage_url.split('?')[0]} is "
+        raise StudyError(f"the Ray cluster spans {n} machines and the Optuna storage {storage_url.split('?')[0]} is "
                          "a SQLite file on this one. Pass --storage postgresql://user:password@host:5432/db or "
                          "--storage journal:///shared/path/study.log (a file system every node mounts).")
     if not tracking_uri.startswith(("http://", "https://", "postgresql", "mysql")):
-        raise StudyError(f"the Ray cluster has {nodes()} nodes and tracking.uri={tracking_uri} is a local file: start "
+        raise StudyError(f"the Ray cluster spans {n} machines and tracking.uri={tracking_uri} is a local file: start "
                          "an MLflow server and pass tracking.uri=http://HOST:5000.")
