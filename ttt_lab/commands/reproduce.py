@@ -14,7 +14,8 @@ def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: l
     what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"
     bad = result.mismatches
     if not bad:
-        console.print(f"[green]reproduced:[/] {len(result.rows)} {what} of run {run_id} are identical.",
+        how = "identical" if not result.tolerance else f"within a relative {result.tolerance:g}"
+        console.print(f"[green]reproduced:[/] {len(result.rows)} {what} of run {run_id} are {how}.",
                       highlight=False)
         return 0
     table = Table(title=f"{len(bad)} of {len(result.rows)} {what} differ", title_justify="left")

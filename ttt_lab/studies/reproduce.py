@@ -20,15 +20,48 @@ from ttt_lab.tracking import keys
 LOG = log.get("studies")
 
 
+CROSS_PATH_TOLERANCE = 1e-3
+"""Relative tolerance between a run and its rerun on another kernel path: float32 kernels that
+round differently moved one update's weights by about 1e-5 of their size (tests/train/
+test_distributed.py measures it per machine); a metric of the first steps stays well within 1e-3,
+and a later one can drift further once a rounding flips a sampled token, which the report says."""
+
+
 @dataclass
 class Comparison:
     rows: list[tuple[str, int, float | None, float | None]] = field(default_factory=list)
     """(metric, step, logged, reproduced) for every compared point."""
     warnings: list[str] = field(default_factory=list)
+    tolerance: float = 0.0
+    """Relative: 0 (bit for bit) on the run's own kernel path, CROSS_PATH_TOLERANCE on another."""
 
     @property
     def mismatches(self) -> list[tuple[str, int, float | None, float | None]]:
-        return [r for r in self.rows if r[2] != r[3]]
+        import math
+
+        def same(a: float | None, b: float | None) -> bool:
+            if a is None or b is None:
+                return a == b
+            return a == b or (self.tolerance > 0 and math.isclose(a, b, rel_tol=self.tolerance, abs_tol=1e-9))
+
+        return [r for r in self.rows if not same(r[2], r[3])]
+
+
+def path_difference(logged: str | None, here: dict[str, str]) -> str:
+    """One sentence naming how this machine's kernel path differs from the run's; empty when it
+    does not (or the run predates the record)."""
+    import json
+
+    if not logged:
+        return ""
+    then = json.loads(logged)
+    keys_ = sorted(k for k in set(then) | set(here) if k != "threads" and then.get(k) != here.get(k))
+    if not keys_:
+        return ""
+    return ("the run ran on another CPU kernel path (" + "; ".join(
+        f"{k}: {then.get(k, '-')} then, {here.get(k, '-')} here" for k in keys_) + "): floats round differently, "
+        f"so the numbers are compared within a relative {CROSS_PATH_TOLERANCE:g}, not bit for bit, and a "
+        "later step can drift once a rounding flips a sampled token")
 
 
 def _warnings(tags: dict[str, str]) -> list[str]:
@@ -129,6 +162,12 @@ def reproduce(run_id: str, steps: int | None = None, overrides: list[str] | None
         os.environ["TTT_LAB_TORCH_THREADS"] = threads
     loaded = from_tree(scratch_tree(tree, scratch, steps), run.data.tags.get(keys.OVERRIDES, "").split())
     warnings = _warnings(run.data.tags)
+    from ttt_lab.train.runtime import kernel_path, torch_threads
+
+    torch_threads()
+    moved = path_difference(run.data.tags.get(keys.KERNEL_PATH), kernel_path(loaded.cfg.model.device))
+    if moved:
+        warnings.append(moved)
     for w in warnings:
         LOG.warning(f"warning: {w}")
     from ttt_lab.config.build import check_trusted
@@ -138,4 +177,5 @@ def reproduce(run_id: str, steps: int | None = None, overrides: list[str] | None
     again = open_store(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
     result = compare(store, run, again, outcome.run_id, steps)
     result.warnings = warnings
+    result.tolerance = CROSS_PATH_TOLERANCE if moved else 0.0
     return result

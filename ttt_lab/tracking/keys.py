@@ -19,6 +19,8 @@ PARENT_RUN = "mlflow.parentRunId"
 # training
 CHECKPOINT = "ttt.checkpoint"
 TORCH_THREADS = "ttt.torch_threads"
+KERNEL_PATH = "ttt.kernel_path"
+"""JSON: the CPU kernels a training ran on (torch's capability, bf16/AMX, threads, kernel caps)."""
 RESUMED = "ttt.resumed"
 ERROR = "ttt.error"
 

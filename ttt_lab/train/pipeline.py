@@ -96,7 +96,10 @@ def log_config(run, loaded: Loaded) -> None:
     from omegaconf import OmegaConf
 
     run.log_text(OmegaConf.to_yaml(OmegaConf.create(loaded.logged_tree)), "config.yaml")
-    run.set_tags({keys.TORCH_THREADS: str(torch.get_num_threads())})
+    from ttt_lab.train.runtime import kernel_path
+
+    run.set_tags({keys.TORCH_THREADS: str(torch.get_num_threads()),
+                  keys.KERNEL_PATH: json.dumps(kernel_path(loaded.cfg.model.device), sort_keys=True)})
 
 
 def _log_summaries(run, summaries: list[Summary], step: int, prefix: str = "eval") -> None:

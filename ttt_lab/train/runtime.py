@@ -78,6 +78,23 @@ def attention(cfg: Config) -> str:
     return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 
+KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+"""The variables that hold torch's, oneDNN's and MKL's CPU kernels to an older instruction set."""
+
+
+def kernel_path(device: str = "cpu") -> dict[str, str]:
+    """Which arithmetic this process runs on: torch's CPU capability, the bf16 and AMX hardware it
+    sees, its threads and any variable capping the kernels. Floats agree bit for bit only on the
+    same path; a run records it so `ttt-lab reproduce` can say when a rerun's path differs."""
+    import torch
+
+    path = {"device": device, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "avx512_bf16": str(bool(torch.cpu._is_avx512_bf16_supported())).lower(),
+            "amx": str(bool(torch.cpu._is_amx_tile_supported())).lower(), "threads": str(torch.get_num_threads())}
+    path |= {k.lower(): os.environ[k] for k in KERNEL_ENV if os.environ.get(k)}
+    return path
+
+
 def native_bf16(device: str) -> bool:
     """Whether `device` computes bf16 matmuls in hardware (emulated bf16 is slower than fp32)."""
     import torch
