@@ -16,7 +16,11 @@ from ttt_lab.studies.spec import from_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = {"exploiter": "exploiter", "memorisation": "memorisation", "batch_size/fixed-games": "batch_size",
-            "batch_size/fixed-updates": "batch_size_updates", "curriculum": "curriculum"}
+            "batch_size/fixed-updates": "batch_size_updates", "curriculum": "curriculum",
+            "memorisation/warm-ups": "memorisation_warmups", "batch_size/fixed-updates-warm-ups":
+                "batch_size_updates_warmups"}
+DECLARED_FIRST = {"batch_size_updates_warmups"}
+"""Studies whose collapse threshold was in the study file before their first trial."""
 EXPLORATORY = ("The collapse threshold was declared after these trials ran: the collapse rates below are "
                "exploratory, to be confirmed on new seeds with the threshold declared first.")
 
@@ -33,11 +37,12 @@ def main() -> None:
         for name, svg in svgs.items():
             (out / "figures").mkdir(exist_ok=True)
             (out / "figures" / name).write_text(svg)
-        if spec.collapse_below is not None:
+        exploratory = spec.collapse_below is not None and study not in DECLARED_FIRST
+        if exploratory:
             md = md.replace("Collapse (declared before the first trial)", f"{EXPLORATORY} Collapse")
         (out / "decision.md").write_text(f"# {folder}: the decision, replayed under `decisions: anytime`\n\n"
                                          f"Written by `docs/findings/redecide.py` from results.csv.\n\n{md}\n")
-        _readme(out / "README.md", a, spec.collapse_below is not None)
+        _readme(out / "README.md", a, exploratory)
         said = "; ".join(f"{c.condition}: **{c.decision}** after {c.seeds} seeds, {_points(c.difference)} "
                          f"[{_points(c.lo)}, {_points(c.hi)}]" for c in a.comparisons)
         rows.append(f"| [{folder}]({folder}/README.md) | {spec.question} | against {a.reference}: {said} |")
