@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -26,12 +27,16 @@ def test_four_sweeps_on_a_fresh_home_one_killed_run_every_trial_once(tmp_path: P
     home = tmp_path / "runs"
     env = dict(os.environ, TTT_LAB_HOME=str(home))
     procs = [start("sweep", *ARGS, env=env, start_new_session=True) for _ in range(4)]
-    victim = random.Random(time.time_ns()).randrange(4)
+    rng = random.Random(time.time_ns())
     end = time.monotonic() + 240
     while time.monotonic() < end and not list((home / "studies" / "soak").glob("trial-*.log")):
         time.sleep(0.2)
-    time.sleep(random.Random().uniform(0.0, 3.0))  # a random moment once trials run
-    os.killpg(procs[victim].proc.pid, signal.SIGKILL)
+    time.sleep(rng.uniform(0.0, 3.0))  # a random moment once trials run
+    running = [i for i, p in enumerate(procs) if p.proc.poll() is None]
+    assert running, "every sweep ended before the kill: " + " | ".join(p.text[-300:] for p in procs)
+    victim = rng.choice(running)
+    with contextlib.suppress(ProcessLookupError):  # it may end between the look and the kill
+        os.killpg(procs[victim].proc.pid, signal.SIGKILL)
     for i, p in enumerate(procs):
         if i != victim:
             assert p.finish() in (0, 1), p.text
