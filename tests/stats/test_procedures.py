@@ -160,3 +160,21 @@ def test_collapse_at_three_seeds_shows_nothing() -> None:
     design = Design(FIXED, 0.05, looks=(3,), collapse_below=0.6, collapse_alpha=0.01)
     got = decide(_values([0.4] * 3, [0.9] * 3), reference="c0", declared=True, metric="m", design=design)
     assert got.collapse[0].direction == "" and got.collapse[0].p == pytest.approx(0.25)
+
+
+def test_blocked_runs_are_ordered_seed_by_seed_and_looks_count_seeds() -> None:
+    """(block, seed) keys: the sequence grows only at its end as seeds are added, and a fixed
+    look at n seeds takes n seeds of every block, not the first n entries."""
+    from ttt_lab.stats.decide import differences, upto
+
+    a = {("w0", s): 0.9 for s in range(3)} | {("w1", s): 0.8 for s in range(3)}
+    b = {("w0", s): 0.5 for s in range(3)} | {("w1", s): 0.6 for s in range(3)}
+    d, paired, seeds = differences(a, b)
+    assert paired and seeds == [0, 0, 1, 1, 2, 2]
+    assert d == pytest.approx([0.4, 0.2] * 3)
+    assert upto(seeds, 2) == 4 and upto(seeds, 5) == 6
+    more = differences(a | {("w0", 3): 0.9, ("w1", 3): 0.8}, b | {("w0", 3): 0.5, ("w1", 3): 0.6})[0]
+    assert more[:6] == d  # adding a seed extends the sequence, never reorders it
+    design = Design(FIXED, 0.05, looks=(2, 3))
+    got = decide({"r": b, "a": a}, reference="r", declared=True, metric="m", design=design)
+    assert got.looks == [2, 3] and got.comparisons[0].seeds == 6

@@ -61,4 +61,5 @@ def interval(y: np.ndarray, alpha: float, grid: int = 4001) -> tuple[float, floa
     if not keep.any():  # the grid is too coarse to hold the interval: the point between the claims
         edge = float(ms[np.argmax(~above[-1])]) if (~above[-1]).any() else 1.0
         return edge, edge
-    return float(ms[keep][0]), float(ms[keep][-1])
+    inside = np.flatnonzero(keep)  # widened by a grid step: the ends lie between grid points
+    return float(ms[max(inside[0] - 1, 0)]), float(ms[min(inside[-1] + 1, grid - 1)])

@@ -52,20 +52,25 @@ class Collapse:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
-def endpoint(values: Mapping[str, Mapping[int, float]], reference: str, design: Design) -> list[Collapse]:
-    """Each other condition's collapse rate against the reference's; empty unless declared."""
+def endpoint(values: Mapping[str, Mapping], reference: str, design: Design, declared: bool = True
+             ) -> list[Collapse]:
+    """Each other condition's collapse rate against the reference's; empty unless declared. A
+    reference chosen as the best on the same objective shares alpha over every pair, as the
+    objective's comparisons do."""
     if design.collapse_below is None or reference not in values:
         return []
     below = design.collapse_below
     ref = {s: float(v < below) for s, v in values[reference].items()}
     others = [c for c in values if c != reference]
-    level = design.collapse_alpha / max(1, len(others))
+    k = len(values)
+    level = design.collapse_alpha / max(1, len(others) if declared else k * (k - 1) // 2)
     out = []
     for c in others:
         arm = {s: float(v < below) for s, v in values[c].items()}
         common = sorted(set(arm) & set(ref))
         paired = bool(common)
-        test = ("betting confidence sequence on paired seeds" if design.procedure != FIXED else
+        test = ("betting confidence sequence on paired seeds" if design.procedure != FIXED and paired else
+                "none (anytime needs paired seeds)" if design.procedure != FIXED else
                 "exact McNemar (sign-flip on paired seeds)" if paired else "Boschloo exact (unpaired)")
         out.append(Collapse(c, reference, int(sum(arm.values())), len(arm), int(sum(ref.values())), len(ref), paired,
                             test))
@@ -83,23 +88,33 @@ def _fixed(out: list[Collapse], values, reference: str, design: Design) -> None:
     from scipy.stats import boschloo_exact
     from statsmodels.stats.multitest import multipletests
 
+    from ttt_lab.stats.decide import _seed, differences, upto
+
     below = design.collapse_below
     shares = spending.shares(design.looks, design.collapse_alpha)
-    taken = [n for n in design.looks if n <= min((min(r.seeds, r.reference_seeds) for r in out), default=0)]
+    flags = {c: {key: float(v < below) for key, v in vals.items()} for c, vals in values.items()}
+    have = min((len({_seed(key) for key in flags[c]}) for c in flags), default=0)
+    taken = [n for n in design.looks if n <= have]
+
+    def first(c: str, n: int) -> list[float]:
+        keys = sorted(flags[c], key=lambda key: (_seed(key), str(key)))
+        return [flags[c][key] for key in keys][:upto([_seed(key) for key in keys], n)]
+
     for k, n in enumerate(taken):
-        ps = []
+        ps, signs = [], []
         for r in out:
-            a = [float(v < below) for _, v in sorted(values[r.condition].items())][:n]
-            b = [float(v < below) for _, v in sorted(values[reference].items())][:n]
+            a, b = first(r.condition, n), first(reference, n)
             if r.paired:
-                common = sorted(set(values[r.condition]) & set(values[reference]))[:n]
-                d = [float(values[r.condition][s] < below) - float(values[reference][s] < below) for s in common]
+                d_all, _, seeds = differences(flags[r.condition], flags[reference])
+                d = d_all[:upto(seeds, n)]
                 ps.append(float(signflip.p_values(np.array([d]))[0]) if d else 1.0)
+                signs.append(float(np.sign(sum(d))))
             else:
                 table = [[sum(a), len(a) - sum(a)], [sum(b), len(b) - sum(b)]]
                 ps.append(float(boschloo_exact(table).pvalue) if len(a) and len(b) else 1.0)
+                signs.append(float(np.sign(sum(a) / max(1, len(a)) - sum(b) / max(1, len(b)))))
         reject = multipletests(ps, alpha=shares[k], method="holm")[0] if ps else []
-        for r, p, rej in zip(out, ps, reject, strict=True):
+        for r, p, rej, sign in zip(out, ps, reject, signs, strict=True):
             r.p = p
-            if rej and not r.direction:
-                r.direction = "more" if r.rate > r.reference_rate else "fewer"
+            if rej and not r.direction and sign:
+                r.direction = "more" if sign > 0 else "fewer"

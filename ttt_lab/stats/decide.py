@@ -72,12 +72,31 @@ class Decisions:
     """The declared collapse endpoint (`ttt_lab.stats.collapse.Collapse`), else empty."""
 
 
-def differences(a: Values, b: Values) -> tuple[list[float], bool]:
-    """a minus b seed by seed over the seeds both ran (paired), else in seed order (unpaired)."""
-    common = sorted(set(a) & set(b))
+def _seed(key) -> int:
+    """A run's seed: its key, or the seed of a (block, seed) key."""
+    return key[1] if isinstance(key, tuple) else key
+
+
+def differences(a: Values, b: Values) -> tuple[list[float], bool, list[int]]:
+    """a minus b seed by seed over the seeds both ran (paired), else in seed order (unpaired);
+    and each difference's seed. Blocked keys (block, seed) come seed by seed across the blocks, so
+    the sequence only grows at its end when seeds are added."""
+    common = sorted(set(a) & set(b), key=lambda k: (_seed(k), str(k)))
     if common:
-        return [a[s] - b[s] for s in common], True
-    return [x - y for x, y in zip((a[s] for s in sorted(a)), (b[s] for s in sorted(b)), strict=False)], False
+        return [a[s] - b[s] for s in common], True, [_seed(s) for s in common]
+    pairs = list(zip(sorted(a, key=_seed), sorted(b, key=_seed), strict=False))
+    return [a[x] - b[y] for x, y in pairs], False, [_seed(x) for x, _ in pairs]
+
+
+def upto(seeds: Sequence[int], n: int) -> int:
+    """How many of the differences (in order) belong to the first `n` distinct seeds."""
+    seen: list[int] = []
+    for i, s in enumerate(seeds):
+        if s not in seen:
+            if len(seen) == n:
+                return i
+            seen.append(s)
+    return len(seeds)
 
 
 def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metric: str, design: Design,
@@ -88,29 +107,30 @@ def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metr
     pairs = [(c, reference) for c in names if c != reference] if declared else \
         [p for p in combinations(names, 2)]
     level = design.objective_alpha / max(1, len(pairs))
-    comps = {p: _compare(values, p, metric, design, level) for p in pairs}
+    keyed = {p: differences(values[p[0]], values[p[1]]) for p in pairs}
+    comps = {p: _compare(keyed[p], p, metric, design, level) for p in pairs}
     spent: list[float] = []
     taken = list(looks)
     if design.procedure == FIXED:
-        taken, spent = _fixed_directions(comps, design)
+        taken, spent = _fixed_directions(comps, {p: keyed[p][2] for p in pairs}, design)
     shown = [c for (a, b), c in comps.items() if reference in (a, b)]
     out = [_facing(c, reference) for c in shown]
     from ttt_lab.stats.collapse import endpoint
 
     return Decisions(design, reference, declared, out, len(pairs), taken, spent,
-                     endpoint(values, reference, design))
+                     endpoint(values, reference, design, declared))
 
 
 def _scaled(d: Sequence[float], design: Design) -> np.ndarray:
     return np.clip(np.asarray(d, float) / design.width, -1.0, 1.0)
 
 
-def _compare(values: Mapping[str, Values], pair: tuple[str, str], metric: str, design: Design,
+def _compare(keyed: tuple[list[float], bool, list[int]], pair: tuple[str, str], metric: str, design: Design,
              level: float) -> Comparison:
     a, b = pair
-    d, paired = differences(values[a], values[b])
+    d, paired, seeds = keyed
     if design.procedure == FIXED and design.looks:
-        d = d[:design.looks[-1]]
+        d = d[:upto(seeds, design.looks[-1])]
     c = Comparison(a, b, metric, design.procedure, design.margin, seeds=len(d), paired=paired, level=level,
                    differences=d, difference=fmean(d) if d else math.nan)
     x = _scaled(d, design)
@@ -126,22 +146,25 @@ def _word(direction: int) -> str:
     return {1: "higher", -1: "lower"}.get(direction, "")
 
 
-def _fixed_directions(comps: dict[tuple[str, str], Comparison], design: Design) -> tuple[list[int], list[float]]:
-    """Each declared look the seeds reach: sign-flip p-values, Holm within the family at the
-    look's share of alpha; a direction once shown stays. Then each decision from it."""
+def _fixed_directions(comps: dict[tuple[str, str], Comparison], seeds: dict[tuple[str, str], list[int]],
+                      design: Design) -> tuple[list[int], list[float]]:
+    """Each declared look the seeds reach (seeds per condition, in every block): sign-flip
+    p-values, Holm within the family at the look's share of alpha; a direction once shown stays.
+    Then each decision from it."""
     from statsmodels.stats.multitest import multipletests
 
-    have = max((c.seeds for c in comps.values()), default=0)
+    have = max((len(set(s)) for s in seeds.values()), default=0)
     taken = [n for n in design.looks if n <= have]
     shares = spending.shares(design.looks, design.objective_alpha)
     direction = {p: 0 for p in comps}
     for k, n in enumerate(taken):
-        ps = [signflip.p_values(np.asarray([c.differences[:n]]))[0] for c in comps.values()]
+        cut = {p: c.differences[:upto(seeds[p], n)] for p, c in comps.items()}
+        ps = [signflip.p_values(np.asarray([cut[p]]))[0] if cut[p] else 1.0 for p in comps]
         reject, adjusted = multipletests(ps, alpha=shares[k], method="holm")[:2]
         for (p, c), r, pv, adj in zip(comps.items(), reject, ps, adjusted, strict=True):
             c.p, c.p_holm = float(pv), float(adj)
             if r and not direction[p]:
-                direction[p] = int(np.sign(sum(c.differences[:n])))
+                direction[p] = int(np.sign(sum(cut[p])))
     for p, c in comps.items():
         if not c.differences:
             continue

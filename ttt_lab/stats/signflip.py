@@ -14,7 +14,8 @@ import numpy as np
 
 EXACT_UP_TO = 16
 """Seeds up to which every sign pattern is enumerated; above it, a fixed random sample of SAMPLED
-patterns, counted as Monte Carlo permutation tests count (the observed one added: still valid)."""
+patterns, counted as Monte Carlo permutation tests count (the observed one added). A sample
+drawn afresh for each test would make that exact; one fixed sample makes it approximate."""
 SAMPLED = 1 << 10
 _TOL = 1e-9
 
