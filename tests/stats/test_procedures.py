@@ -165,7 +165,7 @@ def test_collapse_at_three_seeds_shows_nothing() -> None:
 def test_blocked_runs_are_ordered_seed_by_seed_and_looks_count_seeds() -> None:
     """(block, seed) keys: the sequence grows only at its end as seeds are added, and a fixed
     look at n seeds takes n seeds of every block, not the first n entries."""
-    from ttt_lab.stats.decide import differences, upto
+    from ttt_lab.stats.pairing import differences, upto
 
     a = {("w0", s): 0.9 for s in range(3)} | {("w1", s): 0.8 for s in range(3)}
     b = {("w0", s): 0.5 for s in range(3)} | {("w1", s): 0.6 for s in range(3)}

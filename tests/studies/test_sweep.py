@@ -56,7 +56,9 @@ def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
 
 
 def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_path: Path) -> None:
-    args = ["steps=1,8,2", *SMOKE, "batch_size=16"]  # trial 1 trains long enough to be caught mid-way
+    # trial 1 trains long enough to be caught mid-way: its steps, not its start-up, last seconds (at 8
+    # steps a smoke trial's training was a fraction of a second, and a busy test run missed it)
+    args = ["steps=1,400,2", *SMOKE, "batch_size=16"]
     name = from_args(args).name
     storage = f"sqlite:///{home}/optuna.db"
     log = (tmp_path / "sweep.log").open("w")

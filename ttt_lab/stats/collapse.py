@@ -19,6 +19,7 @@ import numpy as np
 
 from ttt_lab.stats import betting, signflip, spending
 from ttt_lab.stats.design import FIXED, Design
+from ttt_lab.stats.pairing import differences, seed_of, upto
 
 
 @dataclass
@@ -88,17 +89,16 @@ def _fixed(out: list[Collapse], values, reference: str, design: Design) -> None:
     from scipy.stats import boschloo_exact
     from statsmodels.stats.multitest import multipletests
 
-    from ttt_lab.stats.decide import _seed, differences, upto
 
     below = design.collapse_below
     shares = spending.shares(design.looks, design.collapse_alpha)
     flags = {c: {key: float(v < below) for key, v in vals.items()} for c, vals in values.items()}
-    have = min((len({_seed(key) for key in flags[c]}) for c in flags), default=0)
+    have = min((len({seed_of(key) for key in flags[c]}) for c in flags), default=0)
     taken = [n for n in design.looks if n <= have]
 
     def first(c: str, n: int) -> list[float]:
-        keys = sorted(flags[c], key=lambda key: (_seed(key), str(key)))
-        return [flags[c][key] for key in keys][:upto([_seed(key) for key in keys], n)]
+        keys = sorted(flags[c], key=lambda key: (seed_of(key), str(key)))
+        return [flags[c][key] for key in keys][:upto([seed_of(key) for key in keys], n)]
 
     for k, n in enumerate(taken):
         ps, signs = [], []

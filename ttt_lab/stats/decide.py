@@ -19,6 +19,7 @@ import numpy as np
 
 from ttt_lab.stats import betting, rules, signflip, spending
 from ttt_lab.stats.design import FIXED, Design
+from ttt_lab.stats.pairing import differences, upto
 
 DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT,
                                                                     rules.UNRESOLVED))
@@ -70,33 +71,6 @@ class Decisions:
     """fixed: the error rate spent by each look taken, cumulative."""
     collapse: list = field(default_factory=list)
     """The declared collapse endpoint (`ttt_lab.stats.collapse.Collapse`), else empty."""
-
-
-def _seed(key) -> int:
-    """A run's seed: its key, or the seed of a (block, seed) key."""
-    return key[1] if isinstance(key, tuple) else key
-
-
-def differences(a: Values, b: Values) -> tuple[list[float], bool, list[int]]:
-    """a minus b seed by seed over the seeds both ran (paired), else in seed order (unpaired);
-    and each difference's seed. Blocked keys (block, seed) come seed by seed across the blocks, so
-    the sequence only grows at its end when seeds are added."""
-    common = sorted(set(a) & set(b), key=lambda k: (_seed(k), str(k)))
-    if common:
-        return [a[s] - b[s] for s in common], True, [_seed(s) for s in common]
-    pairs = list(zip(sorted(a, key=_seed), sorted(b, key=_seed), strict=False))
-    return [a[x] - b[y] for x, y in pairs], False, [_seed(x) for x, _ in pairs]
-
-
-def upto(seeds: Sequence[int], n: int) -> int:
-    """How many of the differences (in order) belong to the first `n` distinct seeds."""
-    seen: list[int] = []
-    for i, s in enumerate(seeds):
-        if s not in seen:
-            if len(seen) == n:
-                return i
-            seen.append(s)
-    return len(seeds)
 
 
 def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metric: str, design: Design,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ttt_lab.stats.pairing import seed_of
+
 Key = int | tuple[str, int]
 """A run's place in its condition: its seed, or (block, seed) in a blocked study."""
 
@@ -34,5 +36,4 @@ def by_condition(runs: Iterable[tuple[Sequence[str], int, float]], blocks: Seque
     return out, per
 
 
-def seed_of(key: Key) -> int:
-    return key[1] if isinstance(key, tuple) else key
+__all__ = ["Key", "by_condition", "seed_of", "split"]
