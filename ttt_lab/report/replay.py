@@ -7,7 +7,6 @@ not declared in advance (`anytime`)."""
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from ttt_lab.report.collect import Study, Trial
@@ -33,15 +32,9 @@ def study_from_csv(results: Path, spec: StudySpec) -> Study:
             trials.append(Trial(row["run_id"], int(row["trial"]), "FINISHED" if state == "COMPLETE" else "FAILED",
                                 state, row["overrides"].split(), row["condition"], int(row["seed"] or 0), 0,
                                 metrics, {keys.CONFIG_HASH: row["config_hash"]}))
-    tags = {keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]), keys.PARAMS: json.dumps(spec.params),
-            keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin), keys.PROCEDURE: spec.decisions}
-    if spec.bounds:
-        tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
-    if spec.blocks:
-        tags[keys.BLOCKS] = json.dumps(spec.blocks)
-    if spec.collapse_below is not None:
-        tags |= {keys.COLLAPSE_BELOW: str(spec.collapse_below), keys.COLLAPSE_ALPHA: str(spec.collapse_alpha)}
-    return Study(spec.name, "", tags, 0, trials)
+    from ttt_lab.studies.parent_run import study_tags
+
+    return Study(spec.name, "", study_tags(spec), 0, trials)
 
 
 def replay(results: Path, spec: StudySpec) -> Answer:

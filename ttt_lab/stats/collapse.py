@@ -19,7 +19,7 @@ import numpy as np
 
 from ttt_lab.stats import betting, signflip, spending
 from ttt_lab.stats.design import FIXED, Design
-from ttt_lab.stats.pairing import differences, seed_of, upto
+from ttt_lab.stats.pairing import differences, finite, seed_of, upto
 
 
 @dataclass
@@ -49,8 +49,7 @@ class Collapse:
         return self.reference_collapsed / self.reference_seeds if self.reference_seeds else math.nan
 
     def as_dict(self) -> dict:
-        d = asdict(self) | {"rate": self.rate, "reference_rate": self.reference_rate}
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+        return finite(asdict(self) | {"rate": self.rate, "reference_rate": self.reference_rate})
 
 
 def endpoint(values: Mapping[str, Mapping], reference: str, design: Design, declared: bool = True

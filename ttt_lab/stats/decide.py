@@ -19,7 +19,7 @@ import numpy as np
 
 from ttt_lab.stats import betting, rules, signflip, spending
 from ttt_lab.stats.design import FIXED, Design
-from ttt_lab.stats.pairing import differences, upto
+from ttt_lab.stats.pairing import differences, finite, upto
 
 DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT,
                                                                     rules.UNRESOLVED))
@@ -55,7 +55,7 @@ class Comparison:
     """Projected chance of a decision by each next look: (seeds per condition, chance)."""
 
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+        return finite(asdict(self))
 
 
 @dataclass

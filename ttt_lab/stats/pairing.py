@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 Values = Mapping
 """A condition's objective by seed, or by (block, seed)."""
@@ -33,3 +35,8 @@ def upto(seeds: Sequence[int], n: int) -> int:
                 return i
             seen.append(s)
     return len(seeds)
+
+
+def finite(d: dict[str, Any]) -> dict[str, Any]:
+    """A record for JSON: a float that is not a number becomes None."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}

@@ -22,6 +22,18 @@ def parent_run(study, store, plan: Plan, command: str) -> str:
         run = TrackedRun.reopen(store, run_id)
         if run is not None:
             return run.run_id
+    tags = study_tags(spec)
+    run = open_run(store, spec.name, "sweep", spec.name, config_hash=plan.base.config_hash,
+                   seed=plan.base.cfg.seed, overrides=spec.overrides, command=command, tags=tags)
+    plan_rows = [{"trial": t.index, "overrides": t.overrides, "config_hash": t.config_hash} for t in plan.trials]
+    run.log_text(json.dumps({"spec": dataclasses.asdict(spec), "trials": plan_rows}, indent=2), "plan.json")
+    study.set_user_attr("mlflow_parent_run_id", run.run_id)
+    return run.run_id
+
+
+def study_tags(spec) -> dict[str, str]:
+    """What a study's parent run says of it: the definition and how its comparisons are decided
+    (the report reads these, from a live store or from a replay of results.csv)."""
     tags = {keys.STUDY: spec.name, keys.STUDY_KIND: spec.kind, keys.STUDY_SOURCE: spec.source,
             keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]),
             keys.PARAMS: json.dumps(spec.params), keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin),
@@ -32,12 +44,7 @@ def parent_run(study, store, plan: Plan, command: str) -> str:
         tags[keys.BLOCKS] = json.dumps(spec.blocks)
     if spec.collapse_below is not None:
         tags |= {keys.COLLAPSE_BELOW: str(spec.collapse_below), keys.COLLAPSE_ALPHA: str(spec.collapse_alpha)}
-    run = open_run(store, spec.name, "sweep", spec.name, config_hash=plan.base.config_hash,
-                   seed=plan.base.cfg.seed, overrides=spec.overrides, command=command, tags=tags)
-    plan_rows = [{"trial": t.index, "overrides": t.overrides, "config_hash": t.config_hash} for t in plan.trials]
-    run.log_text(json.dumps({"spec": dataclasses.asdict(spec), "trials": plan_rows}, indent=2), "plan.json")
-    study.set_user_attr("mlflow_parent_run_id", run.run_id)
-    return run.run_id
+    return tags
 
 
 def close_parent(study, store, parent: str) -> None:
