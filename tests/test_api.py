@@ -1,4 +1,4 @@
-"""The Python API (`import ttt_lab`): each function returns data and prints nothing; a user's own
+"""The Python API (`from ttt_lab import api`): each function returns data and prints nothing; a user's own
 config folder works beside the shipped one."""
 
 from __future__ import annotations
@@ -9,56 +9,65 @@ from pathlib import Path
 
 import pytest
 
-import ttt_lab
+from ttt_lab import api
 from ttt_lab.config.load import ConfigError, conf_dir
 from ttt_lab.errors import TttLabError
 
 QUIET_EVAL = ["player=random", "eval.suite=quick", "games=20"]
 
 
-def test_import_ttt_lab_loads_no_heavy_library_until_the_api_is_used() -> None:
-    code = ("import sys, ttt_lab; heavy = [m for m in ('torch', 'mlflow', 'optuna', 'hydra', 'ttt_lab.api') "
-            "if m in sys.modules]; print(heavy); ttt_lab.load_config; print('ttt_lab.api' in sys.modules)")
+def test_importing_the_api_loads_no_heavy_library() -> None:
+    """`import ttt_lab` is an empty package and the API imports its libraries when a function runs."""
+    code = ("import sys, ttt_lab; print('ttt_lab.api' in sys.modules); import ttt_lab.api; "
+            "print([m for m in ('torch', 'mlflow', 'optuna', 'hydra', 'rich') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split("\n")[:2] == ["[]", "True"]
+    assert out.stdout.split("\n")[:2] == ["False", "[]"]
+
+
+def test_ttt_lab_train_is_the_training_package_only() -> None:
+    import ttt_lab
+    import ttt_lab.train
+
+    assert not callable(ttt_lab.train) and ttt_lab.train.__name__ == "ttt_lab.train"
+    assert not hasattr(ttt_lab, "evaluate")  # the API's names live in ttt_lab.api
 
 
 def test_load_config_and_config_diff_return_data(capsys: pytest.CaptureFixture[str]) -> None:
-    loaded = ttt_lab.load_config(["experiment=smoke", "batch_size=8"])
+    loaded = api.load_config(["experiment=smoke", "batch_size=8"])
     assert loaded.cfg.train.phases[0].batch_size == 8
-    diff = ttt_lab.config_diff(loaded)
+    diff = api.config_diff(loaded)
     assert diff["train.phases.0.batch_size"][1] == 8
-    assert ttt_lab.config_diff([]) == {}
+    assert api.config_diff([]) == {}
     with pytest.raises(TttLabError, match="list of overrides"):
-        ttt_lab.config_diff("experiment=smoke")  # type: ignore[arg-type]
+        api.config_diff("experiment=smoke")  # type: ignore[arg-type]
     assert capsys.readouterr() == ("", "")
 
 
 def test_evaluate_returns_rates_and_prints_nothing(home: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    result = ttt_lab.evaluate(QUIET_EVAL)
+    result = api.evaluate(QUIET_EVAL)
     assert {s.opponent for s in result.summaries} >= {"optimal"}
     rates = result.metrics
     assert 0.0 <= rates["eval/optimal/draw_rate"] <= 1.0
     assert rates["eval/optimal/win_rate"] == 0.0  # nobody beats the minimax player
-    assert result.run_id is not None and result.config_hash == ttt_lab.load_config(QUIET_EVAL).config_hash
+    assert result.run_id is not None and result.config_hash == api.load_config(QUIET_EVAL).config_hash
     assert capfd.readouterr().out == ""
 
 
 def test_audit_returns_its_checks_and_files(home: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    result = ttt_lab.audit("opponent", ["tie_break=first", "tracking.enabled=false"])
+    result = api.audit("opponent", ["tie_break=first", "tracking.enabled=false"])
     assert result.status == "FAIL" and "tie_break.dominated_share" in result.failed
     assert [p.name for p in result.paths] == ["audit.json", "audit.md", "audit.html"]
     assert all(p.is_file() for p in result.paths) and result.run_id is None
     assert capfd.readouterr().out == ""
     with pytest.raises(TttLabError, match="Unknown audit 'nope'"):
-        ttt_lab.audit("nope")  # type: ignore[arg-type]
+        api.audit("nope")  # type: ignore[arg-type]
 
 
 def test_sweep_dry_run_of_a_named_study(home: Path) -> None:
-    result = ttt_lab.sweep("quickstart", dry_run=True)
+    result = api.sweep("quickstart", dry_run=True)
     assert result.name == "quickstart" and result.parent_run_id is None and result.ok
     with pytest.raises(TttLabError, match="launcher"):
-        ttt_lab.sweep(None, ["batch_size=8,16", "launcher.partition=gpu"], dry_run=True)
+        api.sweep(None, ["batch_size=8,16", "launcher.partition=gpu"], dry_run=True)
 
 
 def _my_presets(tmp_path: Path) -> Path:
@@ -75,22 +84,22 @@ def _my_presets(tmp_path: Path) -> Path:
 
 def test_a_preset_from_a_user_folder_composes_like_the_shipped_one(tmp_path: Path) -> None:
     mine = _my_presets(tmp_path)
-    shipped = ttt_lab.load_config(["experiment=smoke"])
-    ours = ttt_lab.load_config(["experiment=my_smoke", "opponent=my_random"], config_dirs=[mine])
+    shipped = api.load_config(["experiment=smoke"])
+    ours = api.load_config(["experiment=my_smoke", "opponent=my_random"], config_dirs=[mine])
     assert ours.cfg.opponent.p_random == 0.5
-    same = ttt_lab.load_config(["experiment=my_smoke"], config_dirs=[mine])
+    same = api.load_config(["experiment=my_smoke"], config_dirs=[mine])
     assert same.tree == shipped.tree and same.config_hash == shipped.config_hash
     with pytest.raises(ConfigError, match=r"Choose one of: .*published.*smoke"):
-        ttt_lab.load_config(["experiment=my_smoke"])  # the folder was added for that call only
+        api.load_config(["experiment=my_smoke"])  # the folder was added for that call only
 
 
 def test_a_preset_from_a_user_folder_trains(home: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     mine = _my_presets(tmp_path)
-    with ttt_lab.using_config_dirs([mine]):
-        result = ttt_lab.train(["experiment=my_smoke", "tracking.enabled=false"])
+    with api.using_config_dirs([mine]):
+        result = api.train(["experiment=my_smoke", "tracking.enabled=false"])
     assert (result.checkpoint / "config.json").is_file()
     assert result.final and "final/optimal/draw_rate" in result.metrics
-    assert result.config_hash == ttt_lab.load_config(["experiment=smoke", "tracking.enabled=false"]).config_hash
+    assert result.config_hash == api.load_config(["experiment=smoke", "tracking.enabled=false"]).config_hash
     assert capfd.readouterr().out == ""
 
 
@@ -100,28 +109,24 @@ def test_a_preset_that_shadows_a_shipped_one_is_refused(tmp_path: Path) -> None:
     (mine / "experiment" / "smoke.yaml").write_text("# @package _global_\nseed: 3\n")
     with pytest.raises(ConfigError, match=r"experiment=smoke is defined in more than one config folder: .*conf/"
                                           r"experiment/smoke\.yaml, .*presets/experiment/smoke\.yaml.*Rename"):
-        ttt_lab.load_config([], config_dirs=[mine])
+        api.load_config([], config_dirs=[mine])
 
 
 def test_a_user_folder_that_is_missing_or_a_whole_tree_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
-        ttt_lab.load_config([], config_dirs=[tmp_path / "nowhere"])
+        api.load_config([], config_dirs=[tmp_path / "nowhere"])
     (tmp_path / "config.yaml").write_text("defaults: []\n")
     with pytest.raises(ConfigError, match=r"holds a config\.yaml.*TTT_LAB_CONF"):
-        ttt_lab.load_config([], config_dirs=[tmp_path])
+        api.load_config([], config_dirs=[tmp_path])
 
 
-def test_api_names_that_are_also_subpackages_are_both() -> None:
-    import ttt_lab.train.pipeline as pipeline  # the import system sets ttt_lab.train to the package
-
-    assert callable(ttt_lab.train) and callable(ttt_lab.audit) and callable(ttt_lab.report)
-    assert ttt_lab.train.pipeline is pipeline
+def test_training_in_several_processes_is_refused_in_one() -> None:
     with pytest.raises(TttLabError, match=r"train\.processes=2 needs 2 processes"):
-        ttt_lab.train(["train.processes=2"])
+        api.train(["train.processes=2"])
 
 
 def test_a_broken_yaml_preset_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "experiment").mkdir()
     (tmp_path / "experiment" / "bad.yaml").write_text("seed: 1\nseed: 2\n")
     with pytest.raises(ConfigError, match=r"bad\.yaml.*duplicate key seed"):
-        ttt_lab.load_config(["experiment=bad"], config_dirs=[tmp_path])
+        api.load_config(["experiment=bad"], config_dirs=[tmp_path])

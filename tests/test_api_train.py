@@ -1,4 +1,4 @@
-"""`ttt_lab.train` in this process (the session's `smoke_trained`): what its `TrainResult` says
+"""`ttt_lab.api.train` in this process (the session's `smoke_trained`): what its `TrainResult` says
 matches what it left on disk and in the tracking store."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import ttt_lab
 from tests.conftest import SMOKE_TRAINING
+from ttt_lab import api
 from ttt_lab.api import TrainResult
 from ttt_lab.evaluation.exact import EXPLOITER
 from ttt_lab.timing import PHASES, PREFIX
@@ -17,13 +17,13 @@ from ttt_lab.train.evaluate import TRAINING_SUITE
 
 def test_train_returns_its_checkpoint_final_rates_and_run(smoke_trained: TrainResult, smoke_home: Path) -> None:
     result = smoke_trained
-    loaded = ttt_lab.load_config(SMOKE_TRAINING)
+    loaded = api.load_config(SMOKE_TRAINING)
     assert result.config_hash == loaded.config_hash
     # the last phase's finished checkpoint, a transformers model folder with its weights
     assert result.checkpoint == smoke_home / "train" / result.config_hash / f"0-{loaded.cfg.train.phases[-1].name}"
     assert (result.checkpoint / "done.json").is_file() and (result.checkpoint / "config.json").is_file()
     assert (result.checkpoint / "model.safetensors").stat().st_size > 0
-    from ttt_lab.train.checkpoints import load_model
+    from api.train.checkpoints import load_model
 
     model, _ = load_model(str(result.checkpoint), loaded.cfg)
     assert sum(p.numel() for p in model.parameters()) > 0

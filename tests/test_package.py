@@ -50,7 +50,7 @@ def test_the_wheel_carries_the_config_tree_the_studies_and_the_types(wheel: Path
     shipped |= {f"ttt_lab/sweeps/{p.name}" for p in (ROOT / "sweeps").glob("*.yaml")}
     assert "ttt_lab/conf/config.yaml" in shipped and "ttt_lab/sweeps/quickstart.yaml" in shipped
     assert sorted(shipped - names) == []
-    assert {"ttt_lab/py.typed", "ttt_lab/__init__.pyi", "ttt_lab/templates/report.html.j2",
+    assert {"ttt_lab/py.typed", "ttt_lab/templates/report.html.j2",
             "ttt_lab_verifiers/environment.py"} <= names
 
 

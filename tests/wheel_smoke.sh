@@ -37,11 +37,11 @@ EOF
 "$tl" --config-dir presets config show experiment=my_smoke --diff > diff.txt
 # The Python API, no terminal.
 "$py" - <<'EOF'
-import ttt_lab
-cfg = ttt_lab.load_config(["experiment=smoke", "tracking.enabled=false"])
-rates = ttt_lab.evaluate(["player=random", "eval.suite=quick", "games=10", "tracking.enabled=false"]).metrics
+from ttt_lab import api
+cfg = api.load_config(["experiment=smoke", "tracking.enabled=false"])
+rates = api.evaluate(["player=random", "eval.suite=quick", "games=10", "tracking.enabled=false"]).metrics
 assert rates, "evaluate returned no metrics"
-assert len(ttt_lab.export("wheel-smoke").rows) == 2
+assert len(api.export("wheel-smoke").rows) == 2
 EOF
 # The verifiers environment from the same wheel, where verifiers is installed.
 if "$py" -c 'import verifiers' 2>/dev/null; then

@@ -1,15 +1,15 @@
 """ttt-lab's Python API: what the CLI's commands do, returning data instead of printing it.
 
-    import ttt_lab
+    from ttt_lab import api
 
-    cfg = ttt_lab.load_config(["experiment=smoke"])
-    result = ttt_lab.train(cfg)                      # TrainResult: checkpoint, run id, final rates
+    cfg = api.load_config(["experiment=smoke"])
+    result = api.train(cfg)                      # TrainResult: checkpoint, run id, final rates
     print(result.metrics["final/optimal/draw_rate"])
-    table = ttt_lab.export("quickstart").frame()     # one row per trial, a pandas DataFrame
+    table = api.export("quickstart").frame()     # one row per trial, a pandas DataFrame
 
 Every function runs without a terminal: progress goes to the `ttt_lab` logger, printed only where
 the caller configures `logging` (`logging.basicConfig(level=logging.INFO)`); each function
-raises `ttt_lab.TttLabError` (one paragraph naming the problem and the fix) for bad input. Heavy
+raises `ttt_lab.errors.TttLabError` (one paragraph naming the problem and the fix) for bad input. Heavy
 libraries (torch, TRL, MLflow, Optuna) are imported by the function that needs them."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _loaded(cfg: ConfigLike) -> Loaded:
         return cfg
     if isinstance(cfg, str):
         raise TttLabError(f"a config must be a list of overrides, not the string {cfg!r}: write [{cfg!r}], or pass "
-                          "ttt_lab.load_config(...)'s result.")
+                          "ttt_lab.api.load_config(...)'s result.")
     return load_config(cfg)
 
 

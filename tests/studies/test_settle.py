@@ -125,6 +125,6 @@ def test_a_look_with_more_seeds_claims_and_runs_the_new_points_in_the_same_study
         look = with_seeds(spec, seeds_for([0, 1], n))
         assert enqueue_grid(study, make_plan(look)) == 2 * (n - len(seen) // 2)
         while (trial := claim(look, study, None)) is not None:
-            seen.append(" ".join(trial_overrides(look, trial)))
+            seen.append(" ".join(trial_overrides(trial)))
             study.tell(trial, 0.5)
     assert sorted(seen) == sorted(f"batch_size={b} seed={k}" for b in (8, 16) for k in range(4))

@@ -218,7 +218,7 @@ def replay_picks(n_states: int) -> range:
     return range(0, n_states, 7)
 
 
-def consistency_checks(opponent: Opponent, smp: Sample, cfg: OpponentConfig, p: float, a: OpponentAuditConfig,
+def consistency_checks(opponent: Opponent, smp: Sample, cfg: OpponentConfig, p: float,
                        replay: Replay | None) -> list[Check]:
     t = table()
     picks = replay_picks(len(smp.states))
@@ -333,11 +333,11 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
     if noisy is None:
         checks.append(skipped("noise_calibration", "the random opponent has no minimax moves to mix with"
                               if is_random else "this opponent class takes no p_random"))
-        checks += consistency_checks(base, smp, cfg, 0.0, a, replay)
+        checks += consistency_checks(base, smp, cfg, 0.0, replay)
     else:
         noisy_smp = sample(noisy, seeds)
         checks.append(noise_check(noisy_smp, p, a, aims))
-        checks += consistency_checks(noisy, noisy_smp, cfg, p, a, replay)
+        checks += consistency_checks(noisy, noisy_smp, cfg, p, replay)
     checks.append(skipped("symmetry.chi2_p", "a best response follows its policy, which need not treat every "
                           "orientation alike") if handed else symmetry_check(smp, a))
     audit.checks = checks

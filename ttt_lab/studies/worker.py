@@ -65,7 +65,7 @@ def claim(spec: StudySpec, study, distributions: dict[str, Any] | None):
     return study.ask(fixed_distributions=distributions)
 
 
-def trial_overrides(spec: StudySpec, trial) -> list[str]:
+def trial_overrides(trial) -> list[str]:
     from ttt_lab.studies.space import to_overrides
 
     fixed = trial.user_attrs.get("overrides")
@@ -117,7 +117,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
             break
         events.put(("start", job.index, (trial.number,)))
         try:
-            overrides = trial_overrides(job.spec, trial)
+            overrides = trial_overrides(trial)
         except Exception as e:
             trial.set_user_attr("error", f"{type(e).__name__}: {e}")
             study.tell(trial, state=optuna.trial.TrialState.FAIL)

@@ -216,11 +216,6 @@ def read_journal(path: Path) -> Contents:
     return Contents(run_id, [q for seq, q in sorted(ops.items()) if seq not in acked], top + 1)
 
 
-def read_fallback(path: Path) -> tuple[str, list[Op]]:
-    """A whole-file fallback (`<run id>.json`) that earlier versions wrote at the end of a run."""
-    raw = json.loads(path.read_text())
-    return raw["run_id"], [Op(o["kind"], o["data"], o.get("extra")) for o in raw["ops"]]
-
 
 @dataclass
 class Outbox:

@@ -37,10 +37,10 @@ def open_run(store, experiment: str, kind: str, name: str, *, config_hash: str, 
 
 def sync_fallbacks(store) -> list[tuple[str, int]]:
     """Send what runs kept in `<home>/tracking-fallback/` while their tracking server was gone
-    (journals of runs that ended or were killed; whole-file fallbacks of earlier versions) to the
+    (the journals of runs that ended or were killed) to the
     store, in order; each file is removed once delivered. A journal still held by its live run is
     left to that run. (run id, ops sent) per file."""
-    from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Journal, JournalBusy, read_fallback
+    from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Journal, JournalBusy
 
     folder = Path(store.home) / FALLBACK
     sent = []
@@ -57,12 +57,6 @@ def sync_fallbacks(store) -> list[tuple[str, int]]:
         if not run.replay(journal, contents):
             raise _unreachable(store, path)
         sent.append((run.run_id, len(contents.unacked)))
-    for path in sorted(folder.glob("*.json")):
-        run_id, ops = read_fallback(path)
-        if not _run_for(store, path, run_id).resend(ops):
-            raise _unreachable(store, path)
-        path.unlink()
-        sent.append((run_id, len(ops)))
     return sent
 
 

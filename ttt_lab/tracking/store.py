@@ -24,7 +24,7 @@ from ttt_lab.errors import TttLabError
 from ttt_lab.redact import redact, redact_item
 from ttt_lab.sqlite_files import check_sqlite_file
 from ttt_lab.tracking import keys
-from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Contents, Journal, Op, Outbox, Queued
+from ttt_lab.tracking.outbox import FALLBACK, JOURNAL_SUFFIX, Contents, Journal, Op, Outbox
 
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -208,11 +208,6 @@ class TrackedRun:
     def _put(self, op: Op) -> None:
         with timing.phase("tracking"):
             self._outbox.put(op)
-
-    def resend(self, ops: list[Op]) -> bool:
-        """Send ops a run left in a whole-file fallback, in order; False if the server is still unreachable."""
-        self._outbox.pending.extend(Queued(i, op) for i, op in enumerate(ops))
-        return self._outbox.drain()
 
     def replay(self, journal: Journal, contents: Contents) -> bool:
         """Send the undelivered ops of a run's journal (locked by the caller), in order, acknowledging

@@ -55,17 +55,13 @@ def sft_key(cfg: Config, base: str, runtime: Runtime | None = None) -> str:
     from ttt_lab.train.sft import teacher_dataset
 
     sft = dataclasses.asdict(cfg.train.sft)
-    if not sft["teacher_trees"]:
-        del sft["teacher_trees"]  # keys of warm-ups without trees stay as they were
     del sft["seed"]  # the warm-up's seed is the key's "seed"
     spec = {"base": checkpoint_digest(base), "sft": sft,
             "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
             "seed": warm_up_seed(cfg),
             "model": dataclasses.asdict(cfg.model) | {"path": ""}}
-    # How the warm-up's arithmetic ran, when not the fp32 eager default (whose keys stay as they were).
-    runtime = runtime or resolve(cfg)
-    spec |= {"bf16": True} if runtime.bf16 else {}
-    spec |= {"compiled": True} if runtime.compile else {}
+    runtime = runtime or resolve(cfg)  # how the warm-up's arithmetic ran: a bf16 or compiled one differs
+    spec |= {"bf16": runtime.bf16, "compiled": runtime.compile}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
