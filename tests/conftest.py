@@ -136,13 +136,13 @@ def smoke_home(tmp_path_factory: pytest.TempPathFactory, shared_home: Path) -> P
 
 @pytest.fixture(scope="session")
 def smoke_trained(smoke_home: Path):
-    """One `SMOKE_TRAINING` training in this process through the Python API (`ttt_lab.train`),
+    """One `SMOKE_TRAINING` training in this process through the Python API (`ttt_lab.api.train`),
     tracked in `smoke_home`'s SQLite store, on one torch thread: its `TrainResult` (checkpoint,
     run id, final summaries). For tests that need a trained checkpoint or a logged training run,
     not the `ttt-lab train` command itself."""
-    import ttt_lab
+    from ttt_lab import api
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TTT_LAB_HOME", str(smoke_home))
-        mp.setenv("TTT_LAB_TORCH_THREADS", "1")  # what `ttt_lab.train` sets torch to (runtime.torch_threads)
-        return ttt_lab.train(SMOKE_TRAINING)
+        mp.setenv("TTT_LAB_TORCH_THREADS", "1")  # what `api.train` sets torch to (runtime.torch_threads)
+        return api.train(SMOKE_TRAINING)
