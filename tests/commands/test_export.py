@@ -1,4 +1,4 @@
-"""`ttt-lab runs export` and `ttt_lab.export`: one row per trial, the metrics MLflow holds."""
+"""`ttt-lab runs export` and `ttt_lab.api.export`: one row per trial, the metrics MLflow holds."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import ttt_lab
 from tests.conftest import FAILING_SWEEP, cli
 from tests.studies.helpers import split_runs
+from ttt_lab import api
 from ttt_lab.studies.spec import from_args
 
 pytestmark = pytest.mark.xdist_group("failing-sweep")
@@ -20,7 +20,7 @@ NAME = from_args(FAILING_SWEEP).name
 def test_export_round_trips_what_mlflow_holds(failing_sweep, monkeypatch: pytest.MonkeyPatch) -> None:
     home, _ = failing_sweep
     monkeypatch.setenv("TTT_LAB_HOME", str(home))
-    table = ttt_lab.export(NAME)
+    table = api.export(NAME)
     _, children = split_runs(home, NAME)
     assert sorted(r.run_id for r in table.rows) == sorted(c.info.run_id for c in children)
     by_id = {c.info.run_id: c for c in children}
@@ -41,7 +41,7 @@ def test_runs_export_writes_each_format(failing_sweep, tmp_path: Path, monkeypat
     out = tmp_path / f"trials.{fmt}"
     cli("runs", "export", NAME, "--format", fmt, "--out", str(out))
     frame = {"csv": pd.read_csv, "parquet": pd.read_parquet, "json": pd.read_json}[fmt](out)
-    expected = ttt_lab.export(NAME).frame()
+    expected = api.export(NAME).frame()
     assert len(frame) == 2 and list(frame.columns) == list(expected.columns)
     done = frame[frame["state"] == "COMPLETE"].iloc[0]
     want = expected[expected["state"] == "COMPLETE"].iloc[0]
