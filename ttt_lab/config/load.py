@@ -338,7 +338,7 @@ def _is_short(override: str) -> bool:
     return parts[1] not in Config.__dataclass_fields__ and parts[1] not in groups()
 
 
-NEUTRAL_DEFAULTS = {("opponent", "keep"): "best"}
+NEUTRAL_DEFAULTS = {("opponent", "keep"): "best", ("model", "package"): "", ("model", "gguf_file"): ""}
 """Settings added after runs were recorded, at the default that reproduces what those runs did:
 left there, they do not change a config's identity (a finished trial stays finished, a finding
 still resolves to the configs its trials ran)."""

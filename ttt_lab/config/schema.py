@@ -105,7 +105,12 @@ class LoraConfig:
 class ModelConfig:
     name: str = "tiny"
     path: str = ""
-    """Hub id or local checkpoint; empty for `tiny`, which is built offline under runs/models."""
+    """Hub id or local checkpoint; empty for `tiny`, which is built offline under runs/models, and
+    for a model shipped in a Python package (`package`)."""
+    package: str = ""
+    """An installed Python package that ships the weights as a GGUF file (`gguf_file`): converted
+    once to a checkpoint under runs/models, so no hub is needed (`model=smollm2-135m`)."""
+    gguf_file: str = ""
     dtype: str = "float32"
     device: str = "cpu"
     hidden_size: int = 128

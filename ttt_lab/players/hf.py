@@ -54,6 +54,10 @@ def resolve_model_path(cfg: Config) -> str:
         from ttt_lab.players.tiny import ensure_tiny
 
         return str(ensure_tiny(Path(cfg.home), cfg.model, warm_up_seed(cfg)))
+    if cfg.model.package:
+        from ttt_lab.players.packaged import ensure_packaged
+
+        return str(ensure_packaged(Path(cfg.home), cfg.model))
     raise ModelLoadError(f"model '{cfg.model.name}' has no path. Set model.path to a hub id or checkpoint folder.")
 
 
