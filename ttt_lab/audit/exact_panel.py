@@ -16,7 +16,7 @@ from functools import cache
 from ttt_lab.config.schema import Config
 from ttt_lab.env.exact import Cut, Leaf, Node, OpponentDistribution, OpponentTurn, Tree, evaluate_tree
 from ttt_lab.env.rubric import DRAW, WIN
-from ttt_lab.evaluation.exact import largest_of, starts
+from ttt_lab.evaluation.trees import largest_of, policy_tree
 from ttt_lab.game.board import threats
 from ttt_lab.game.solver import table
 from ttt_lab.game.symmetry import CELL_MAPS, INVERSES, transform
@@ -129,12 +129,9 @@ def _tree_stats(tree: Tree, dist: OpponentDistribution) -> tuple[float, float, f
 
 def exact_panel(cfg: Config, policy, members: list[tuple[str, OpponentDistribution]],
                 on_level: Callable[[int], None] | None = None) -> list[ExactMember]:
-    """Every member's expected results from one tree of `policy` (a `ReplyDistribution`)."""
-    from ttt_lab.env.exact import expand_tree
-
-    bound = largest_of([d for _, d in members])
-    tree = expand_tree(policy, cfg.env, starts(cfg), min_prob=cfg.eval.min_prob, opponent_bound=bound,
-                       on_level=on_level)
+    """Every member's expected results from one tree of `policy` (a `ReplyDistribution`): a greedy
+    model's is the one its evaluation walked (`ttt_lab.evaluation.trees`)."""
+    tree = policy_tree(policy, cfg, largest_of([d for _, d in members]), on_level=on_level)
     out = []
     for name, dist in members:
         totals = evaluate_tree(tree, dist)

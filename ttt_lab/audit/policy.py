@@ -25,6 +25,7 @@ from ttt_lab.audit.exact_panel import ExactMember, exact_panel, member_distribut
 from ttt_lab.config.schema import Config
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import Player, play_games
+from ttt_lab.env.lines import Line, tree_lines
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.env.tree import play_tree, tree_symbol
@@ -155,7 +156,7 @@ def memorisation_check(results: list[MemberResult], training: list[bool], min_ga
     return Check("memorisation.gap", gap, f"<= {min_gap:g} or intervals overlap", status, detail)
 
 
-def fork_allowed(record: GameRecord) -> bool:
+def fork_allowed(record: GameRecord | Line) -> bool:
     """After some move of the policy, the opponent could make two winning threats at once
     while the policy had no win of its own to answer with."""
     t = table()
@@ -174,7 +175,7 @@ def fork_allowed(record: GameRecord) -> bool:
     return False
 
 
-def agreement(records: list[GameRecord]) -> tuple[float, list[dict]]:
+def agreement(records: list[GameRecord] | list[Line]) -> tuple[float, list[dict]]:
     """Share of the policy's moves that keep the value, and the positions it most often gets wrong."""
     t = table()
     agree = total = 0
@@ -194,10 +195,24 @@ def agreement(records: list[GameRecord]) -> tuple[float, list[dict]]:
     return (agree / total if total else 1.0), worst
 
 
+def tree_lines_of(player: Player, cfg: Config) -> list[GameRecord] | list[Line]:
+    """The policy's games against every reply at every turn, both sides, for the first symbol it
+    is shown: read off the tree the evaluation expanded where it is shared (a greedy model's),
+    otherwise played (`play_tree`)."""
+    from ttt_lab.evaluation.exact import reply_distribution
+    from ttt_lab.evaluation.trees import policy_tree, shared_key
+
+    symbol = tree_symbol(cfg.dataset.model_symbol)
+    policy, _why = reply_distribution(cfg, player)
+    if policy is not None and shared_key(policy, cfg) is not None:
+        return tree_lines(policy_tree(policy, cfg), symbol)
+    return play_tree(player, cfg.env, model_symbol=symbol)
+
+
 def tree_check(player: Player, cfg: Config) -> tuple[Check, dict]:
     """The policy against every opponent reply at every turn, both sides (`env.tree`): for a
     greedy policy every line lost there is one some opponent can force, counted exactly."""
-    records = play_tree(player, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol))
+    records = tree_lines_of(player, cfg)
     lost = [r for r in records if r.outcome not in ("win", "draw")]
     forks = sum(fork_allowed(r) for r in records)
     invalid = sum(r.invalid_moves > 0 for r in records)

@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ttt_lab.config.build import suite_opponent
 from ttt_lab.config.schema import EVAL_MODES, Config, SuiteEntry  # noqa: F401  (EVAL_MODES: the schema's)
-from ttt_lab.env.exact import OpponentDistribution, ReplyDistribution, Totals, Tree, evaluate_tree, expand_tree
+from ttt_lab.env.exact import ReplyDistribution, Totals, Tree, evaluate_tree
 from ttt_lab.errors import TttLabError
+from ttt_lab.evaluation.trees import largest_of, opponent_distribution, policy_tree, starts, suite_bound
 
 EXPLOITER = "exploiter"
 """The best response's summary name: `eval/exploiter/*` and `eval/exploitability`."""
@@ -99,44 +99,12 @@ class ExactSummary:
         return out
 
 
-def starts(cfg: Config) -> list[tuple[bool, str, float]]:
-    """(model moves first, symbol shown, weight) as the evaluation's examples draw them: who starts
-    alternates, the symbol is the dataset's (alternate and random: each half the games)."""
-    symbols = [cfg.dataset.model_symbol] if cfg.dataset.model_symbol in ("X", "O") else ["X", "O"]
-    return [(first, s, 0.5 / len(symbols)) for first in (True, False) for s in symbols]
-
-
-def opponent_distribution(entry: SuiteEntry) -> OpponentDistribution:
-    opponent = suite_opponent(entry)
-    return opponent.distribution  # type: ignore[attr-defined]
-
-
-def largest_of(dists: Sequence[OpponentDistribution]) -> OpponentDistribution:
-    def largest(state: int) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for d in dists:
-            for c, q in d(state).items():
-                out[c] = max(out.get(c, 0.0), q)
-        return out
-
-    return largest
-
-
-def policy_tree(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEntry], *, best_response: bool = False,
-                on_level: Callable[[int], None] | None = None) -> Tree:
-    """One tree for the whole suite (and the best response when asked): the policy is asked once
-    per conversation whichever opponent leads there."""
-    bound = None if best_response else largest_of([opponent_distribution(e) for e in suite])
-    return expand_tree(policy, cfg.env, starts(cfg), min_prob=cfg.eval.min_prob, opponent_bound=bound,
-                       on_level=on_level)
-
-
 def exact_suite(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEntry],
                 on_level: Callable[[int], None] | None = None, *, exploiter: bool = False) -> list[ExactSummary]:
     """One summary per suite entry; with `exploiter`, one more (`EXPLOITER`, last) against the best
     response, from the same tree expanded with every opponent reply (a superset of the suite's)."""
     start = time.perf_counter()
-    tree = policy_tree(policy, cfg, suite, best_response=exploiter, on_level=on_level)
+    tree = policy_tree(policy, cfg, None if exploiter else suite_bound(suite), on_level=on_level)
     walked = time.perf_counter() - start
     out = []
     for entry in suite:
@@ -149,7 +117,7 @@ def exact_suite(policy: ReplyDistribution, cfg: Config, suite: Sequence[SuiteEnt
 
 
 def exploitability(tree: Tree) -> ExactSummary:
-    """The policy against the best response to it (`tree` expanded with `best_response=True`):
+    """The policy against the best response to it (`tree` expanded with every opponent reply):
     its loss rate is the exploitability."""
     t0 = time.perf_counter()
     totals = evaluate_tree(tree, None)
@@ -202,3 +170,8 @@ def reply_distribution(cfg: Config, player: object) -> tuple[ReplyDistribution |
         return ScoredDistribution(player.model, player.tokenizer, temperature=t, max_new_tokens=player.max_new_tokens,
                                   batch_size=player.batch_size), None
     return None, unavailable_reason(cfg, temperature=0.0, scripted=False, readable=False)
+
+
+__all__ = ["EXPLOITER", "ExactSummary", "ExactUnavailable", "exact_suite", "exploitability", "largest_of",
+           "opponent_distribution", "policy_tree", "reply_distribution", "resolve_mode", "starts",
+           "unavailable_reason"]
