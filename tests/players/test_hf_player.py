@@ -67,3 +67,25 @@ def test_a_local_model_path_that_is_no_checkpoint_is_named_before_transformers_r
         resolve(str(tmp_path / "empty"))
     assert resolve(str(tiny_checkpoint)) == str(tiny_checkpoint)
     assert resolve("org/model-name") == "org/model-name"  # a hub id is left to transformers
+
+
+@pytest.mark.parametrize("precision", ["bf16", "auto"])
+def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: Path, precision: str) -> None:
+    """train.precision=bf16 reaches `ttt-lab eval`'s player (bf16 autocast); auto keeps fp32 there."""
+    import torch
+
+    from ttt_lab.config.load import load
+
+    cfg = load(["player=hf", f"model.path={tiny_checkpoint}", f"train.precision={precision}",
+                "player.max_new_tokens=2"]).cfg
+    player = HFPlayer.from_config(cfg)
+    seen: list[bool] = []
+    forward = player.model.forward
+
+    def spy(*a, **k):
+        seen.append(torch.is_autocast_enabled("cpu"))
+        return forward(*a, **k)
+
+    player.model.forward = spy
+    play_games(player, make_dataset(DatasetConfig(size=1), 0), EnvConfig(max_model_turns=1), MinimaxOpponent())
+    assert seen and set(seen) == {precision == "bf16"}

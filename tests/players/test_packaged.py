@@ -108,3 +108,20 @@ def test_a_missing_file_names_the_files_the_package_has(tmp_path: Path) -> None:
     cfg = smollm2(tmp_path, "model.gguf_file=other.gguf")
     with pytest.raises(PackagedModelError, match=r"other\.gguf.*SmolLM2-135M-Instruct\.Q4_1\.gguf"):
         gguf_path(cfg.model)
+
+
+@pytest.mark.slow
+def test_the_packaged_model_plays_a_greedy_game_to_the_end(converted: Path) -> None:
+    """Through the environment, as `ttt-lab eval player=hf model=smollm2-135m` plays it."""
+    from ttt_lab.env.dataset import make_dataset
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.env.settings import DatasetConfig, EnvConfig
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.players.hf import HFPlayer
+
+    player = HFPlayer(str(converted), max_new_tokens=12)
+    (record,) = play_games(player, make_dataset(DatasetConfig(size=1), 0), EnvConfig(think="off", max_model_turns=4),
+                           MinimaxOpponent())
+    assert record.outcome is not None and 1 <= record.model_turns <= 4
+    replies = [m["content"] for m in record.messages if m["role"] == "assistant"]
+    assert len(replies) == record.model_turns and all(isinstance(r, str) and r for r in replies)

