@@ -4,6 +4,7 @@ TRL's SFTTrainer trains on the model turns only (assistant-only loss)."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -90,8 +91,14 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
     from transformers import PrinterCallback
 
+    from ttt_lab.train.progress import StepProgress, sft_callback
+
     trainer.remove_callback(PrinterCallback)
-    result = trainer.train()
+    steps = math.ceil(len(kept) / s.batch_size) * s.epochs
+    with StepProgress("SFT warm-up", steps, s.batch_size) as bar:
+        if distributed.is_main():
+            trainer.add_callback(sft_callback(bar))
+        result = trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     info = {"games": len(records), "kept": len(kept), "steps": result.global_step, "first_loss": losses[:1],
             "final_loss": losses[-1:], "losses": losses}
