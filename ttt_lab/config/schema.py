@@ -201,8 +201,8 @@ class TrainConfig:
     """An RL phase saves a trainer checkpoint (to resume from) every min(save_every, steps //
     saves_per_phase) steps, at least every step; only the newest one is kept."""
     micro_batch_size: int = 32
-    """Games per forward/backward pass of an RL update; gradients accumulate over the phase's
-    batch_size games (one generation, one optimizer step). Smaller passes use less memory."""
+    """Games per forward/backward pass of an RL update (and of an SFT update); gradients accumulate
+    over the batch's games (one optimizer step). Smaller passes use less memory."""
     gradient_checkpointing: bool = False
     """Recompute activations during the backward pass (SFT and RL) to save memory: for large
     models on a GPU. Off by default: a small model has no memory to save and would pay about a

@@ -20,6 +20,7 @@ from ttt_lab.game.seeding import derive_seed
 from ttt_lab.players.scripted import minimax_player
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
+from ttt_lab.train.phase_data import micro_batch
 from ttt_lab.train.runtime import Runtime, resolve
 
 SFT_SALT = 0x5F7
@@ -78,9 +79,12 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
                 f.write(r.to_json() + "\n")
     distributed.barrier()
     data = Dataset.from_list([{"messages": r.messages} for r in kept])
+    share = s.batch_size // cfg.train.processes
+    micro = micro_batch(share, cfg.train.micro_batch_size)  # same update, less memory per pass
     args = SFTConfig(
         output_dir=str(work / "trainer"), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
-        per_device_train_batch_size=s.batch_size // cfg.train.processes, assistant_only_loss=s.assistant_only_loss,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=share // micro,
+        assistant_only_loss=s.assistant_only_loss,
         max_length=None,
         use_cpu=cfg.model.device == "cpu", bf16=runtime.bf16, torch_compile=runtime.compile, report_to="none",
         logging_steps=s.logging_steps, save_strategy="no", seed=warm_up_seed(cfg),
