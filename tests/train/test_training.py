@@ -307,3 +307,19 @@ def test_the_warm_up_shows_each_optimizer_step_with_its_loss(tiny_checkpoint: Pa
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("SFT warm-up step")]
     assert len(lines) == info["steps"] >= 2
     assert [float(x.rsplit("loss ", 1)[1]) for x in lines] == pytest.approx(info["losses"], abs=5e-4)
+
+
+def test_a_warm_up_in_smaller_passes_makes_the_same_update(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """train.micro_batch_size splits an SFT update into passes whose gradients accumulate: the
+    weights it writes differ from one pass's by float rounding only, far below the update itself."""
+    from ttt_lab.train.sft import run_sft
+
+    out = {}
+    for micro in (16, 4):
+        cfg = cfg_for(tmp_path / str(micro), "train.sft.num_games=32", "train.sft.epochs=1",
+                      f"train.micro_batch_size={micro}")
+        run_sft(cfg, str(tiny_checkpoint), tmp_path / str(micro) / "sft")
+        out[micro] = weights(tmp_path / str(micro) / "sft")
+    update = (out[16] - weights(tiny_checkpoint)).norm()
+    assert update > 0
+    assert (out[4] - out[16]).norm() < 1e-3 * update
