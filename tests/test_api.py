@@ -36,8 +36,8 @@ def test_load_config_and_config_diff_return_data(capsys: pytest.CaptureFixture[s
     loaded = api.load_config(["experiment=smoke", "batch_size=8"])
     assert loaded.cfg.train.phases[0].batch_size == 8
     diff = api.config_diff(loaded)
-    assert diff["train.phases.0.batch_size"][1] == 8
-    assert api.config_diff([]) == {}
+    assert diff.changes["train.phases.0.batch_size"][1] == 8 and diff.config_hash == loaded.config_hash
+    assert api.config_diff([]).changes == {}
     with pytest.raises(TttLabError, match="list of overrides"):
         api.config_diff("experiment=smoke")  # type: ignore[arg-type]
     assert capsys.readouterr() == ("", "")
@@ -45,7 +45,8 @@ def test_load_config_and_config_diff_return_data(capsys: pytest.CaptureFixture[s
 
 def test_evaluate_returns_rates_and_prints_nothing(home: Path, capfd: pytest.CaptureFixture[str]) -> None:
     result = api.evaluate(QUIET_EVAL)
-    assert {s.opponent for s in result.summaries} >= {"optimal"}
+    assert {s.opponent for s in result.summaries} >= {"optimal"} and result.suite == "quick"
+    assert result.games == sum(s.games for s in result.summaries) and result.failures == {}
     rates = result.metrics
     assert 0.0 <= rates["eval/optimal/draw_rate"] <= 1.0
     assert rates["eval/optimal/win_rate"] == 0.0  # nobody beats the minimax player
@@ -66,8 +67,15 @@ def test_audit_returns_its_checks_and_files(home: Path, capfd: pytest.CaptureFix
 def test_sweep_dry_run_of_a_named_study(home: Path) -> None:
     result = api.sweep("quickstart", dry_run=True)
     assert result.name == "quickstart" and result.parent_run_id is None and result.ok
-    with pytest.raises(TttLabError, match="launcher"):
+    with pytest.raises(TttLabError, match=r"launcher settings .* without --launcher"):
         api.sweep(None, ["batch_size=8,16", "launcher.partition=gpu"], dry_run=True)
+    planned = api.sweep(None, ["batch_size=8,16", "launcher.cluster=local"], launcher="slurm", dry_run=True)
+    assert planned.ok and planned.parent_run_id is None  # the API submits to a launcher as the CLI does
+
+
+def test_named_studies_lists_the_shipped_ones() -> None:
+    places = {p.name: p for p in api.named_studies()}
+    assert places["quickstart"].first and places["quickstart"].question and not places["quickstart"].clash
 
 
 def _my_presets(tmp_path: Path) -> Path:

@@ -11,9 +11,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 LAYERS = [
     {"errors", "__init__"},
+    {"events"},
     {"progress", "locks", "pages", "redact", "names", "atomic", "sqlite_files", "timing", "formats", "log"},
     {"first_use"},
-    {"error_output"},
     {"stats"},
     {"game"},
     {"env"},
@@ -25,6 +25,7 @@ LAYERS = [
     {"studies"},
     {"report"},
     {"api"},
+    {"views"},
     {"commands", "completion"},
     {"cli_kit"},
     {"cli"},

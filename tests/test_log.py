@@ -6,7 +6,8 @@ import logging
 import pytest
 from rich.console import Console
 
-from ttt_lab import log
+from ttt_lab import events, log
+from ttt_lab.views import front
 
 
 @pytest.fixture
@@ -15,17 +16,19 @@ def clean_logger():
     before = (list(logger.handlers), logger.level, logger.propagate)
     yield
     logger.handlers[:], logger.level, logger.propagate = before
+    events.install(None)
 
 
 def test_lines_go_to_the_installed_console_and_a_block_can_redirect_them(clean_logger, monkeypatch) -> None:
     main, trial = io.StringIO(), io.StringIO()
-    log.install(Console(file=main, width=200))
+    front.install(Console(file=main, width=200))
     log.get("train").info("phase rl1: done [not markup]")
-    with log.to(Console(file=trial, width=200)):
+    with log.to(trial):
         log.get("studies").info("inside the trial")
+        events.emit(events.TrialEnded(3, "COMPLETE", "0.500", 1.25))  # plain, into the trial's log
     log.get("train").info("after")
     assert main.getvalue().splitlines() == ["phase rl1: done [not markup]", "after"]
-    assert trial.getvalue().splitlines() == ["inside the trial"]
+    assert trial.getvalue().splitlines() == ["inside the trial", "trial 3 COMPLETE in 1.2 s  0.500"]
     monkeypatch.setenv("RANK", "1")
     log.get("train").info("rank 1 says nothing")
     assert "rank 1" not in main.getvalue()
@@ -33,6 +36,8 @@ def test_lines_go_to_the_installed_console_and_a_block_can_redirect_them(clean_l
 
 def test_without_a_handler_nothing_is_printed_and_progress_draws_nowhere(clean_logger, capsys) -> None:
     logger = logging.getLogger(log.ROOT)
-    logger.handlers[:] = [h for h in logger.handlers if not isinstance(h, log.ConsoleHandler)]
+    logger.handlers[:] = []
+    events.install(None)
     log.get("train").info("quiet")
-    assert log.console().file is not None and "quiet" not in capsys.readouterr().out
+    assert log.console() is events.LINES and not log.console().is_terminal
+    assert "quiet" not in capsys.readouterr().out

@@ -63,9 +63,9 @@ def config_show(
     """
 
     def body() -> None:
-        from ttt_lab.commands.config_show import show
+        from ttt_lab.commands.config_show import show, show_diff
 
-        show(overrides or [], diff, _console())
+        (show_diff if diff else show)(overrides or [], _console())
 
     _run(body)
 
@@ -154,13 +154,16 @@ def sweep_(
     """
 
     def body() -> int:
-        from ttt_lab.commands.sweep import list_studies, sweep
+        from ttt_lab.commands import sweep as command
 
+        console = _console()
         if list_:
-            return list_studies(_console())
-        return sweep(args or [], _console(), dry_run=dry_run, workers=workers, storage=storage,
-                     max_failures=max_failures, name=name, trials=trials, trial_timeout=trial_timeout,
-                     launcher=launcher, wait=wait, status=status, until_settled=until_settled, max_seeds=max_seeds)
+            return command.list_studies(console)
+        if status:
+            return command.status(args or [], console, storage=storage, launcher=launcher, name=name, trials=trials)
+        return command.sweep(args or [], dry_run=dry_run, workers=workers, storage=storage,
+                             max_failures=max_failures, name=name, trials=trials, trial_timeout=trial_timeout,
+                             launcher=launcher, wait=wait, until_settled=until_settled, max_seeds=max_seeds)
 
     code = _run(body)
     if code:
@@ -231,7 +234,7 @@ def train_(
     Example: `ttt-lab train experiment=tiny_cpu`
     """
 
-    def body() -> None:
+    def body() -> int:
         from ttt_lab.commands.train import run_train
 
         return run_train(overrides or [], fresh, _console())

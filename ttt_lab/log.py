@@ -1,17 +1,17 @@
 """Where ttt-lab's progress lines go: the `ttt_lab` logger. Domain code logs and returns data;
-the CLI installs one handler that prints through its rich console (secrets already redacted
-there); from Python nothing is printed unless the caller configures `logging`. In a training of
-several processes only rank 0 speaks."""
+the CLI installs one handler that prints through its console (secrets already redacted there);
+from Python nothing is printed unless the caller configures `logging`. In a training of several
+processes only rank 0 speaks."""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 from collections.abc import Iterator
+from typing import TextIO
 
-from rich.console import Console
+from ttt_lab import events
 
 ROOT = "ttt_lab"
 
@@ -21,46 +21,36 @@ def get(name: str) -> logging.Logger:
     return logging.getLogger(f"{ROOT}.{name}")
 
 
+def is_rank_zero() -> bool:
+    """This process is rank 0 of a training in several processes (torchrun sets RANK), or the only one."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 class RankZero(logging.Filter):
-    """Passes records of the process of rank 0 only (torchrun sets RANK; one process is rank 0)."""
+    """Passes records of the process of rank 0 only."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return os.environ.get("RANK", "0") == "0"
+        return is_rank_zero()
 
 
-class ConsoleHandler(logging.Handler):
-    """Each record as one plain line on a rich console (no highlighting; markup only where the
-    record says `extra={"markup": True}`); a record whose message is a rich renderable (a table a
-    long-running study shows as it goes) is drawn as it is."""
-
-    def __init__(self, console: Console) -> None:
-        super().__init__(logging.INFO)
-        self.console = console
-        self.addFilter(RankZero())
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            if hasattr(record.msg, "__rich_console__") or hasattr(record.msg, "__rich__"):
-                self.console.print(record.msg)
-            else:
-                self.console.print(self.format(record), highlight=False, markup=getattr(record, "markup", False))
-        except Exception:  # logging must never end the work it reports on
-            self.handleError(record)
+_MINE = "_ttt_lab_handler"
 
 
 def _drop_handlers(logger: logging.Logger) -> list[logging.Handler]:
-    """Remove this module's handlers from `logger`; the ones removed."""
-    mine = [h for h in logger.handlers if isinstance(h, ConsoleHandler)]
+    """Remove the handlers `install` added from `logger`; the ones removed."""
+    mine = [h for h in logger.handlers if getattr(h, _MINE, False)]
     for h in mine:
         logger.removeHandler(h)
     return mine
 
 
-def install(console: Console) -> ConsoleHandler:
-    """Print ttt-lab's lines on `console` from now on (replacing a handler installed before)."""
+def install(handler: logging.Handler) -> logging.Handler:
+    """Send ttt-lab's INFO lines (rank 0's) to `handler` from now on, replacing one installed before."""
     logger = logging.getLogger(ROOT)
     _drop_handlers(logger)
-    handler = ConsoleHandler(console)
+    setattr(handler, _MINE, True)
+    handler.setLevel(logging.INFO)
+    handler.addFilter(RankZero())
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
@@ -68,13 +58,15 @@ def install(console: Console) -> ConsoleHandler:
 
 
 @contextlib.contextmanager
-def to(console: Console) -> Iterator[None]:
-    """Print ttt-lab's lines on `console` for the block (a sweep worker: each trial's own log)."""
+def to(stream: TextIO) -> Iterator[None]:
+    """Write ttt-lab's lines, and its events as plain lines, to `stream` for the block (a sweep
+    worker: each trial's own log)."""
     logger = logging.getLogger(ROOT)
     handlers, level, propagate = _drop_handlers(logger), logger.level, logger.propagate
-    install(console)
+    install(logging.StreamHandler(stream))
     try:
-        yield
+        with events.using(events.LINES):
+            yield
     finally:
         _drop_handlers(logger)
         for h in handlers:
@@ -83,9 +75,6 @@ def to(console: Console) -> Iterator[None]:
         logger.propagate = propagate
 
 
-def console() -> Console:
-    """The console the lines go to (progress bars draw there), or a silent one when none is installed."""
-    for h in logging.getLogger(ROOT).handlers:
-        if isinstance(h, ConsoleHandler):
-            return h.console
-    return Console(file=io.StringIO())
+def console() -> events.Front:
+    """The front end progress bars are drawn on (`is_terminal`: live), or plain lines when none is installed."""
+    return events.front()

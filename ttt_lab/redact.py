@@ -16,6 +16,7 @@ What is hidden becomes `***`; everything else is left exactly as it was."""
 from __future__ import annotations
 
 import re
+from typing import TextIO, cast
 
 HIDDEN = "***"
 
@@ -126,3 +127,8 @@ class RedactedStream:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+def redacted(stream: TextIO) -> TextIO:
+    """`stream` behind a `RedactedStream`, typed as the text stream it stands in for."""
+    return cast(TextIO, RedactedStream(stream))

@@ -129,3 +129,20 @@ def test_each_trial_says_where_its_time_went_and_the_report_adds_it_up(swept_hom
     linked = re.findall(r"\]\((figures/[^)]+)\)", md)  # every figure the page links is written beside it
     assert "figures/time_split.svg" in linked
     assert all((swept_home / "reports" / swept / f).is_file() for f in linked), linked
+
+
+def test_the_api_report_logs_its_files_on_the_parent_run(swept_home: Path, swept: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow import MlflowClient
+
+    from ttt_lab import api
+    from ttt_lab.tracking.store import find_parent, open_store
+
+    logged: list[tuple[str, str, str | None]] = []
+    monkeypatch.setattr(MlflowClient, "log_artifact",
+                        lambda self, run_id, local, path=None: logged.append((run_id, Path(local).name, path)))
+    result = api.report(swept, out=tmp_path / "report")
+    parent = find_parent(open_store(f"sqlite:///{swept_home}/mlflow.db", str(swept_home / "mlartifacts")), swept)
+    assert {("index.html", "report"), ("report.md", "report")} <= {(name, path) for _, name, path in logged}
+    assert {run for run, _, _ in logged} == {parent.info.run_id}
+    assert result.index == tmp_path / "report" / "index.html" and result.answer

@@ -2,8 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from ttt_lab.commands.sweep import _spec
-from ttt_lab.studies.spec import StudyError
+from ttt_lab.studies.command import study_spec
+from ttt_lab.studies.spec import StudyError, StudySpec
+
+
+def _spec(args: list[str], name: str | None, trials: int | None) -> StudySpec:
+    return study_spec(args, name, trials)[0]
 
 
 def test_the_projects_studies_are_found_by_name_from_any_directory(tmp_path: Path, monkeypatch) -> None:

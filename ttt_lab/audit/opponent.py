@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ttt_lab.audit.checks import FAIL, PASS, WARN, Audit, Check, lower, skipped, upper
 from ttt_lab.audit.fresh_process import Replay, as_cell
+from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import OpponentAuditConfig, OpponentConfig
 from ttt_lab.game.opponents import Opponent, TableOpponent
 from ttt_lab.game.seeding import derive_seed
@@ -51,7 +52,7 @@ def audit_seeds(seed: int, n: int) -> list[int]:
 def sample(opponent: Opponent, seeds: list[int]) -> Sample:
     t = table()
     states = [s for s in range(len(t.boards)) if not t.terminal[s]]
-    if type(opponent).reply is TableOpponent.reply:
+    if isinstance(opponent, TableOpponent) and type(opponent).reply is TableOpponent.reply:
         # Built-ins: the same computation as reply(board, seed), without the per-call board lookup.
         keys = [opponent.key(seed) for seed in seeds]
         fast, p = opponent.reply_state, opponent.p_random
@@ -289,8 +290,9 @@ def audit_opponent(cfg: OpponentConfig, make: Callable[[float], Opponent | None]
                    seed: int) -> Audit:
     """`make(p)` builds the opponent with random-move probability p (None: it takes no p_random)."""
     start = time.perf_counter()
-    takes_p = (base := make(0.0)) is not None
-    base = base if takes_p else make(cfg.p_random)
+    first = make(0.0)
+    takes_p = first is not None
+    base = first if first is not None else build_opponent(cfg)  # as configured: its class takes no p_random
     seeds = audit_seeds(seed, a.seeds)
     is_random = cfg._target_ == RANDOM_TARGET
     p = cfg.p_random if cfg.p_random > 0 and not is_random else a.noise_p

@@ -1,4 +1,4 @@
-"""Audits as a rich table, `audit.json`, and pages from the shared templates: `audit.md` and a
+"""Audits as `audit.json`, and pages from the shared templates: `audit.md` and a
 self-contained `audit.html` (inline SVG figures: no script, no network), and a block that
 reports include."""
 
@@ -7,23 +7,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from rich.table import Table
-
 from ttt_lab import atomic
-from ttt_lab.audit.checks import FAIL, PASS, SKIP, WARN, Audit
-from ttt_lab.pages import AuditBlock, fmt, render, render_blocks
-
-STYLE = {PASS: "green", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
-
-
-def rich_table(audit: Audit) -> Table:
-    t = Table(title=f"{audit.kind} audit: {audit.subject}  [{STYLE[audit.status]}]{audit.status}[/]",
-              title_justify="left")
-    for col in ("check", "value", "threshold", "status", "detail"):
-        t.add_column(col, overflow="fold", justify="right" if col == "value" else "left")
-    for c in audit.checks:
-        t.add_row(c.name, fmt(c.value), c.threshold, f"[{STYLE[c.status]}]{c.status}[/]", c.detail)
-    return t
+from ttt_lab.audit.checks import Audit
+from ttt_lab.pages import AuditBlock, render, render_blocks
 
 
 def markdown(audit: Audit) -> str:

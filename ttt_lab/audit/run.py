@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ttt_lab import log
 from ttt_lab.audit.checks import Audit
-from ttt_lab.config.build import opponent_factory
+from ttt_lab.config.build import build_opponent, opponent_factory
 from ttt_lab.config.load import Loaded
 from ttt_lab.tracking import keys
 
@@ -69,7 +69,7 @@ def policy_audit(loaded: Loaded) -> Audit:
     cfg = loaded.cfg
     player = build_player(cfg)
     make = opponent_factory(cfg.opponent)
-    training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
+    training = make(cfg.audit.policy.noise) or build_opponent(cfg.opponent)
     if walks_exactly(cfg, player, training):  # no games to count: the exact tree walk
         label, total = "policy audit (exact tree)", None
     else:
@@ -91,7 +91,7 @@ def checkpoint_policy_audit(loaded: Loaded, checkpoint: str) -> Audit:
     player = HFPlayer.from_config(dataclasses.replace(cfg, model=model,
                                                       player=dataclasses.replace(cfg.player, temperature=0.0)))
     make = opponent_factory(cfg.opponent)
-    training = make(cfg.audit.policy.noise) or make(cfg.opponent.p_random)
+    training = make(cfg.audit.policy.noise) or build_opponent(cfg.opponent)
     return audit_policy(cfg, player, training)
 
 

@@ -41,7 +41,7 @@ def run(fn: Callable[[], Any]) -> Any:
     except TttLabError as e:
         if STATE["debug"]:
             raise
-        from ttt_lab.error_output import print_error
+        from ttt_lab.views.errors import print_error
 
         print_error(e)
         _exit_now(2)
@@ -69,13 +69,13 @@ def _exit_now(code: int) -> None:
 
 
 def console():
-    """The command's console (secrets redacted); ttt-lab's log lines are printed there too."""
+    """The command's console (secrets redacted); ttt-lab's log lines and events are drawn there too."""
     from rich.console import Console
 
-    from ttt_lab import log
-    from ttt_lab.redact import RedactedStream
+    from ttt_lab.redact import redacted
+    from ttt_lab.views import front
 
-    out = RedactedStream(sys.stdout)
+    out = redacted(sys.stdout)
     made = Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
-    log.install(made)
+    front.install(made)
     return made

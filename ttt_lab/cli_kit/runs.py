@@ -31,12 +31,9 @@ def ui(
     """
 
     def body() -> None:
-        from ttt_lab.commands.ui import serve, serve_optuna
+        from ttt_lab.commands.ui import serve
 
-        if optuna is not None:
-            serve_optuna(optuna, storage, overrides or [], host, port, _console())
-        else:
-            serve(overrides or [], host, port, _console())
+        serve(overrides or [], host, port, _console(), optuna, storage)
 
     _run(body)
 

@@ -7,22 +7,21 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ttt_lab.api import audit
-from ttt_lab.audit import output
-from ttt_lab.audit.checks import FAIL
+from ttt_lab import api
+from ttt_lab.views.tables import audit_table
 
 
 def run_audit(kind: str, overrides: list[str], console: Console, file: Path | None = None,
               warn_only: bool = False) -> int:
     """The exit code: 1 when a check FAILs (0 with `warn_only`)."""
-    result = audit(kind, overrides, file=file)  # type: ignore[arg-type]  # checked there
+    result = api.audit(kind, overrides, file=file)  # type: ignore[arg-type]  # checked there
     found = result.audit
-    console.print(output.rich_table(found))
+    console.print(audit_table(result))
     console.print(f"{found.kind} audit {found.status} in {found.seconds:.2f} s; wrote {result.paths[0]} "
                   f"(+ audit.md, audit.html)", highlight=False)
     if result.run_id is not None:
         console.print(f"MLflow run {result.run_id} in experiment '{result.experiment}'", highlight=False)
-    if found.status == FAIL:
+    if result.status == "FAIL":
         note = " (--warn-only: exit 0)" if warn_only else ""
         console.print(f"[bold red]FAIL:[/] {', '.join(result.failed)}{note}")
         return 0 if warn_only else 1

@@ -1,16 +1,16 @@
-"""`ttt-lab reproduce`."""
+"""`ttt-lab reproduce`: `ttt_lab.api.reproduce` re-runs and compares; this shows the differences."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
+from ttt_lab import api
+
 
 def run_reproduce(run_id: str, steps: int | None, console: Console, overrides: list[str] | None = None,
                   trust_code: bool = False) -> int:
-    from ttt_lab.studies.reproduce import reproduce
-
-    result = reproduce(run_id, steps, overrides, trust_code)
+    result = api.reproduce(run_id, steps=steps, overrides=overrides, trust_code=trust_code)
     what = f"train/ metrics up to step {steps}" if steps is not None else "final metrics"
     bad = result.mismatches
     if not bad:

@@ -7,19 +7,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 from rich.console import Console
 
-from ttt_lab.config.load import load
-from ttt_lab.errors import TttLabError
-
-
-class UiError(TttLabError):
-    pass
+from ttt_lab import api
+from ttt_lab.api import UiError
 
 
 def port_free(host: str, port: int) -> bool:
@@ -78,16 +72,17 @@ def _prepare(host: str, port: int, console: Console, what: str) -> None:
                       "that is what you want.", highlight=False)
 
 
-def _run_server(name: str, cmd: list[str], env: dict[str, str], ready_url: str, url: str, log_path: Path,
-                console: Console) -> None:
-    """Start `cmd` in its own process group with its output in `log_path`, wait until `ready_url`
+def _run_server(server: api.Server, console: Console) -> None:
+    """Start the server in its own process group with its output in its log, wait until it
     answers, then until Ctrl-C; stop the whole group."""
+    name, url, log_path = server.name, server.url, server.log_path
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("a")  # not a pipe: a server logs a line per request and would block on a full one
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(server.cmd, env=server.env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT,
+                            text=True)
     try:
         deadline = time.monotonic() + 90
-        while not _ready(ready_url):
+        while not _ready(server.ready_url):
             if proc.poll() is not None:
                 err = log_path.read_text(errors="replace").strip().splitlines()[-3:]
                 raise UiError(f"the {name} exited during start-up: {' '.join(err)} (log: {log_path})")
@@ -103,54 +98,10 @@ def _run_server(name: str, cmd: list[str], env: dict[str, str], ready_url: str, 
         log.close()
 
 
-def serve(overrides: list[str], host: str, port: int, console: Console) -> None:
-    cfg = load(overrides).cfg
-    if not cfg.tracking.uri.startswith("sqlite:///"):
-        raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
-    _prepare(host, port, console, f"every run, parameter, metric and artifact of {cfg.tracking.uri}")
-    from ttt_lab.tracking.store import open_store
-
-    open_store(cfg.tracking.uri, cfg.tracking.artifacts)  # creates and migrates the store if new
-    artifacts = Path(cfg.tracking.artifacts).resolve()
-    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
-           "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
-    url = f"http://{host}:{port}"
-    console.print(f"starting the MLflow UI at [bold]{url}[/] (store {cfg.tracking.uri})...", highlight=False)
-    _run_server("MLflow UI", cmd, os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, url + "/health",
-                url, Path(cfg.home) / "ui" / "mlflow-server.log", console)
-
-
-DASHBOARD = ("import os, optuna_dashboard; optuna_dashboard.run_server(os.environ.pop('TTT_LAB_DASHBOARD_STORAGE'), "
-             "host=os.environ['TTT_LAB_DASHBOARD_HOST'], port=int(os.environ['TTT_LAB_DASHBOARD_PORT']))")
-"""The dashboard gets its storage URL through its environment, not its command line (which any
-user of the machine can read with `ps`): a PostgreSQL URL carries a password."""
-
-
-def serve_optuna(study: str, storage: str | None, overrides: list[str], host: str, port: int,
-                 console: Console) -> None:
-    """optuna-dashboard on the study's storage, opened at the study's page."""
-    import importlib.util
-
-    from ttt_lab.redact import redact
-
-    if importlib.util.find_spec("optuna_dashboard") is None:
-        raise UiError("`ttt-lab ui --optuna` serves optuna-dashboard, which this installation lacks: "
-                      "pip install 'ttt-lab[dashboard]'.")
-    from ttt_lab.studies.storage import open_storage, storage_url
-
-    cfg = load(overrides).cfg
-    url = storage_url(storage, cfg.home)
-    opened = open_storage(url)
-    names = sorted(s.study_name for s in opened.get_all_studies())
-    if study not in names:
-        known = ", ".join(names) or "none yet"
-        raise UiError(f"no study {study!r} in the Optuna storage {redact(url)} (studies there: {known}). Give the "
-                      "name `ttt-lab sweep` printed, or --storage for another storage.")
-    _prepare(host, port, console, f"every study, trial and parameter in {redact(url)}")
-    env = os.environ | {"TTT_LAB_DASHBOARD_STORAGE": url, "TTT_LAB_DASHBOARD_HOST": host,
-                        "TTT_LAB_DASHBOARD_PORT": str(port)}
-    base = f"http://{host}:{port}"
-    page = f"{base}/dashboard/studies/{opened.get_study_id_from_name(study)}"
-    console.print(f"starting the Optuna dashboard for {study!r} (storage {redact(url)})...", highlight=False)
-    _run_server("Optuna dashboard", [sys.executable, "-c", DASHBOARD], env, base + "/api/meta", page,
-                Path(cfg.home) / "ui" / "optuna-dashboard.log", console)
+def serve(overrides: list[str], host: str, port: int, console: Console, optuna: str | None = None,
+          storage: str | None = None) -> None:
+    """The MLflow UI on the project's store, or (`optuna`: a study's name) optuna-dashboard on its storage."""
+    server = api.ui_server(overrides, host=host, port=port, optuna=optuna, storage=storage)
+    _prepare(host, port, console, server.serves)
+    console.print(f"starting the {server.name} at [bold]{server.url}[/] ({server.source})...", highlight=False)
+    _run_server(server, console)

@@ -22,10 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import submitit
-from rich.markup import escape
-from rich.table import Table
 
-from ttt_lab import log
+from ttt_lab import events, log
 from ttt_lab.config.schema import LauncherConfig
 from ttt_lab.studies.array_worker import ArrayWorker, _open, fail_and_requeue
 from ttt_lab.studies.sbatch import executor, folder_of
@@ -92,15 +90,12 @@ def job_state(cluster: str, folder: Path, job_id: str) -> str:
         return f"UNKNOWN ({type(e).__name__})"
 
 
-def jobs_table(la: LauncherConfig, study: str) -> Table:
+def jobs_table(la: LauncherConfig, study: str) -> events.Table:
     folder = folder_of(la, study)
     path = folder / JOBS_FILE
-    t = Table(title=f"jobs of study '{study}' ({folder})", title_justify="left")
-    for col in ("job", "cluster", "submitted", "state"):
-        t.add_column(col)
-    for j in json.loads(path.read_text()) if path.is_file() else []:
-        t.add_row(j["job_id"], j["cluster"], j["submitted"], job_state(j["cluster"], folder, j["job_id"]))
-    return t
+    rows = tuple((j["job_id"], j["cluster"], j["submitted"], job_state(j["cluster"], folder, j["job_id"]))
+                 for j in (json.loads(path.read_text()) if path.is_file() else []))
+    return events.Table(f"jobs of study '{study}' ({folder})", ("job", "cluster", "submitted", "state"), rows)
 
 
 class _Follower:
@@ -128,8 +123,6 @@ class _Follower:
                         + (f", queued again: {requeued}" if requeued else ""))
 
     def ended(self, advance: Callable[[], None]) -> None:
-        from ttt_lab.studies.pool import COLOURS
-
         for t in self.study.get_trials(deepcopy=False):
             if t.state.is_finished() and t.number not in self.seen:
                 self.seen.add(t.number)
@@ -138,7 +131,7 @@ class _Follower:
                 self.tally.failed += state == "FAIL"
                 self.tally.pruned += state == "PRUNED"
                 vals = ", ".join(f"{v:.3f}" for v in t.values) if t.values else t.user_attrs.get("error", "")
-                LOG.info(f"trial {t.number} [{COLOURS[state]}]{state}[/]  {escape(str(vals))}", extra={"markup": True})
+                events.emit(events.TrialEnded(t.number, state, str(vals)))
                 advance()
 
     def finished(self) -> bool:
@@ -200,25 +193,3 @@ def worker_jobs(base: WorkerJob, la: LauncherConfig, workers: int) -> list[Worke
         la.cluster, max(1, (os.cpu_count() or 1) // workers))
     return [dataclasses.replace(base, index=i, threads=threads, requeue_dead=la.max_requeues + 1)
             for i in range(workers)]
-
-
-def show_status(spec, storage: str | None, la: LauncherConfig) -> int:
-    """`--status`: the study's trials (from the storage) and its launcher jobs (from the scheduler)."""
-    import optuna
-
-    from ttt_lab.config.load import load
-    from ttt_lab.studies.storage import open_storage, storage_url
-    from ttt_lab.studies.tables import summary_table
-
-    url = storage_url(storage, load(spec.overrides).cfg.home)
-    try:
-        study = optuna.load_study(study_name=spec.name, storage=open_storage(url))
-    except KeyError:
-        raise StudyError(f"no study named '{spec.name}' in the storage {url.split('?')[0]} yet: run the sweep first "
-                         "(the same arguments without --status), or pass --storage where it ran.") from None
-    LOG.info(summary_table(study, spec))
-    states = [t.state.name for t in study.get_trials(deepcopy=False)]
-    LOG.info(", ".join(f"{states.count(s)} {s.lower()}" for s in sorted(set(states))) or "no trials yet")
-    if (folder_of(la, spec.name) / JOBS_FILE).is_file():
-        LOG.info(jobs_table(la, spec.name))
-    return 0

@@ -79,3 +79,15 @@ def study_path(path: Path) -> Path:
     known = ", ".join(f"{n}.yaml" for n in all_studies()) or "none"
     raise StudyError(f"no study file {path}. The project's studies (`ttt-lab sweep --list`): {known}; give one of "
                      "them by name or the path of a study file of your own.")
+
+
+def question(path: Path) -> str:
+    """The study file's `question:` (its first line), or '' when the file cannot be read as YAML."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return ""
+    found = data.get("question") if isinstance(data, dict) else None
+    return str(found).strip().splitlines()[0] if found else ""

@@ -1,5 +1,7 @@
 """The plan of a study, checked before anything runs: every grid trial's config composes
-and validates (unknown keys, bad values), a search space is well formed."""
+and validates (unknown keys, bad values), a search space is well formed. One command composes
+each config once (`Composer`): the launcher, the runner and every look of --until-settled are
+handed the plan, and a look's plan composes only its new seeds' configs."""
 
 from __future__ import annotations
 
@@ -26,6 +28,19 @@ class PlannedTrial:
     config_hash: str
 
 
+class Composer:
+    """The configs one command composed, by their overrides: each is composed once."""
+
+    def __init__(self) -> None:
+        self.done: dict[tuple[str, ...], Loaded] = {}
+
+    def __call__(self, overrides: list[str]) -> Loaded:
+        key = tuple(overrides)
+        if key not in self.done:
+            self.done[key] = load(list(overrides))
+        return self.done[key]
+
+
 @dataclass
 class Plan:
     spec: StudySpec
@@ -33,11 +48,16 @@ class Plan:
     """The study's fixed overrides alone: home, tracking and the search's base config."""
     trials: list[PlannedTrial] = field(default_factory=list)
     distributions: dict[str, Any] = field(default_factory=dict)
+    compose: Composer = field(default_factory=Composer, repr=False)
+
+    def replan(self, spec: StudySpec) -> Plan:
+        """The plan of `spec` (this study with other seeds), reusing the configs composed so far."""
+        return make_plan(spec, self.compose)
 
 
-def _load(overrides: list[str], what: str) -> Loaded:
+def _load(overrides: list[str], what: str, compose: Composer) -> Loaded:
     try:
-        loaded = load(overrides)
+        loaded = compose(overrides)
     except TttLabError as e:
         raise StudyError(f"{what}: {e}") from None
     if loaded.cfg.train.processes != 1:
@@ -75,16 +95,17 @@ def _check_exact(spec: StudySpec, loaded: Loaded, what: str) -> None:
                          "for a greedy model), or choose an eval/random/… or eval/optimal/… objective.")
 
 
-def make_plan(spec: StudySpec) -> Plan:
+def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:
+    compose = compose or Composer()
     _check_objectives(spec)
-    base = _load(spec.overrides, "the study's fixed overrides")
+    base = _load(spec.overrides, "the study's fixed overrides", compose)
     _check_audited(spec, base, "the study's fixed overrides")
     _check_exact(spec, base, "the study's fixed overrides")
-    plan = Plan(spec, base)
+    plan = Plan(spec, base, compose=compose)
     if spec.kind == "grid":
         for i, overrides in enumerate(grid.expand(spec)):
             what = f"trial {i} ({' '.join(overrides[len(spec.overrides):])})"
-            loaded = _load(overrides, what)
+            loaded = _load(overrides, what, compose)
             _check_audited(spec, loaded, what)
             _check_exact(spec, loaded, what)
             plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash))

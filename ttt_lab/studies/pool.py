@@ -15,16 +15,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from optuna.trial import TrialState
-from rich.markup import escape
 
-from ttt_lab import log
+from ttt_lab import events, log
 from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.worker import WorkerJob, plan_job, worker_main
-
-COLOURS = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red"}
 
 LOG = log.get("studies")
 
@@ -41,8 +39,10 @@ class Tally:
 @dataclass
 class WorkerPool:
     plan: Plan
-    storage: object
-    store: object
+    storage: Any
+    """The study's Optuna storage."""
+    store: Any
+    """The tracking store."""
     parent: str
     storage_url: str
     max_failures: int | None = None
@@ -96,7 +96,7 @@ class WorkerPool:
 
     def _inline(self, threads: int, log_dir: Path) -> None:
         """The one worker in this process: its events are handled as it puts them."""
-        self.stop = threading.Event()
+        self.stop = threading.Event()  # type: ignore[assignment]  # the same set/is_set as the processes' event
         pool = self
 
         class Events:
@@ -127,8 +127,7 @@ class WorkerPool:
         self.tally.pruned += r.state == "PRUNED"
         self.tally.failed += r.state == "FAIL"
         vals = ", ".join(f"{v:.3f}" for v in r.values) if r.values else r.error or ""
-        LOG.info(f"trial {r.number} [{COLOURS[r.state]}]{r.state}[/] in {r.seconds:.1f} s  {escape(vals)}",
-                 extra={"markup": True})
+        events.emit(events.TrialEnded(r.number, r.state, vals, r.seconds))
         self.progress.advance(self.task, 1)
         if self.max_failures is not None and self.tally.failed >= self.max_failures and not self.stop.is_set():
             LOG.warning(f"{self.tally.failed} failed trials: stopping (--max-failures {self.max_failures})")

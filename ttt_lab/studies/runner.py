@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ttt_lab import log
+from ttt_lab import events, log
 from ttt_lab.studies.enqueue import SETTLED, count, enqueue_grid, requeue_failed, states_by_hash
 from ttt_lab.studies.mutex import study_mutex
 from ttt_lab.studies.parent_run import close_parent, parent_run
-from ttt_lab.studies.plan import Plan, make_plan
+from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.pool import Tally, WorkerPool
 from ttt_lab.studies.recovery import recover
 from ttt_lab.studies.spec import StudyError, StudySpec
@@ -53,13 +53,13 @@ def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> St
     import optuna
 
     if plan.spec.kind != "grid":
-        LOG.info(search_table(plan))
+        events.emit(search_table(plan))
     else:
         try:
             states = states_by_hash(optuna.load_study(study_name=plan.spec.name, storage=storage))
         except KeyError:
             states = {}
-        LOG.info(plan_table(plan, states))
+        events.emit(plan_table(plan, states))
     LOG.info(design_line(plan.spec))
     if launch is not None and launch.launcher.cluster == "slurm":
         from ttt_lab.studies.sbatch import sbatch_script
@@ -103,7 +103,7 @@ def _unfinished(study, spec: StudySpec) -> int:
 
     if spec.kind == "grid":
         return count(study, TrialState.WAITING)
-    return max(0, spec.n_trials - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
+    return max(0, (spec.n_trials or 0) - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
 
 
 def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None
@@ -127,12 +127,13 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     return launcher.follow(jobs, workers_[0], la, todo)
 
 
-def run_study(spec: StudySpec, *, workers: int | None = None, storage: str | None = None,
+def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = None,
               max_failures: int | None = None, dry_run: bool = False, command: str = "",
               trial_timeout: float | None = None, launch=None) -> StudyOutcome:
+    """Run the planned study's trials (on this machine, or as launcher jobs); its tally."""
     from optuna.trial import TrialState
 
-    plan = make_plan(spec)
+    spec = plan.spec
     url = storage_url(storage, plan.base.cfg.home)
     if launch is not None and not dry_run:
         from ttt_lab.studies.sbatch import check_launch
@@ -144,7 +145,7 @@ def run_study(spec: StudySpec, *, workers: int | None = None, storage: str | Non
     study = create_or_load(optuna_storage, spec, plan.distributions)
     parent = _prepare(study, optuna_storage, store, plan, url, command)
     waiting = count(study, TrialState.WAITING)
-    todo = waiting if spec.kind == "grid" else max(0, spec.n_trials - count(study, *SETTLED)) + waiting
+    todo = waiting if spec.kind == "grid" else max(0, (spec.n_trials or 0) - count(study, *SETTLED)) + waiting
     tally = Tally()
     if todo and launch is not None:
         launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures)
@@ -156,7 +157,7 @@ def run_study(spec: StudySpec, *, workers: int | None = None, storage: str | Non
         tally = pool.run(workers or spec.workers, todo)
     else:
         LOG.info(f"study '{spec.name}': every trial is done already; nothing to run.")
-    LOG.info(summary_table(study, spec))
+    events.emit(summary_table(study, spec))
     left = _unfinished(study, spec) + tally.died
     if left:
         LOG.warning(f"{left} trial(s) of study '{spec.name}' are unfinished; run the same command again to run them.")

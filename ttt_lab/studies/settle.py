@@ -11,15 +11,14 @@ import dataclasses
 from collections.abc import Callable
 from statistics import fmean
 
-from rich.table import Table
-
-from ttt_lab import log
+from ttt_lab import events, log
 from ttt_lab.formats import points
 from ttt_lab.stats import floors, projection
 from ttt_lab.stats.decide import UNRESOLVED, Decisions, decide
 from ttt_lab.stats.design import FIXED, Design, default_bounds, planned_looks
 from ttt_lab.studies import blocks
 from ttt_lab.studies.grid import values as sweep_values
+from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.spec import StudyError, StudySpec
 from ttt_lab.tracking import keys
 
@@ -114,15 +113,13 @@ def _check_declared(study, spec: StudySpec, design: Design) -> None:
             "confidence sequences stay valid however many seeds are added.")
 
 
-def decisions_table(result: Decisions, n: int, budget: int) -> Table:
-    t = Table(title=f"after {n} seeds per condition ({result.design.procedure}; budget {budget})")
-    for col in ("condition", "compared with", "difference", "interval", "decision", "chance to settle"):
-        t.add_column(col)
-    for c in result.comparisons:
-        t.add_row(c.condition, c.reference, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]",
+def decisions_table(result: Decisions, n: int, budget: int) -> events.Table:
+    rows = tuple((c.condition, c.reference, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]",
                   c.decision + (f" ({c.direction})" if c.direction and c.decision == UNRESOLVED else ""),
-                  projection.text(c.settle))
-    return t
+                  projection.text(c.settle)) for c in result.comparisons)
+    return events.Table(f"after {n} seeds per condition ({result.design.procedure}; budget {budget})",
+                        ("condition", "compared with", "difference", "interval", "decision", "chance to settle"),
+                        rows)
 
 
 def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Decisions, budget: int) -> None:
@@ -141,8 +138,11 @@ def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Deci
         terminate(store, parent, run_status(store, parent) or "FINISHED", tags)  # type: ignore[arg-type]
 
 
-def run_until_settled(spec: StudySpec, *, max_seeds: int | None, dry_run: bool,
-                      run: Callable[[StudySpec], object], storage: str | None = None) -> int:
+def run_until_settled(plan: Plan, *, max_seeds: int | None, dry_run: bool,
+                      run: Callable[[Plan], object], storage: str | None = None) -> int:
+    """Run the planned study, then look and add seeds until every comparison is decided or the
+    budget is spent; 1 when a round left trials unfinished (no look taken), else 0."""
+    spec = plan.spec
     initial = study_seeds(spec)
     budget = max_seeds or spec.max_seeds or (spec.looks[-1] if spec.looks else 4 * len(initial))
     if budget < len(initial):
@@ -159,9 +159,9 @@ def run_until_settled(spec: StudySpec, *, max_seeds: int | None, dry_run: bool,
              + (f", looks at {', '.join(map(str, design.looks))}" if design.looks else ", looked at after every seed")
              + f"; margin {spec.margin:g} on {spec.objectives[0].metric}; {floors.sentence(design, family)}.")
     if dry_run:
-        run(spec)
+        run(plan)
         return 0
-    return _settle(spec, initial, budget, design, run, storage)
+    return _settle(plan, initial, budget, design, run, storage)
 
 
 def _family(spec: StudySpec) -> int:
@@ -183,19 +183,19 @@ def _looks_at(design: Design, initial: int, budget: int, n: int) -> int:
     return min(budget, n + initial)
 
 
-def _settle(spec: StudySpec, initial: list[int], budget: int, design: Design,
-            run: Callable[[StudySpec], object], given_storage: str | None) -> int:
+def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
+            run: Callable[[Plan], object], given_storage: str | None) -> int:
     import optuna
 
-    from ttt_lab.studies.plan import make_plan
     from ttt_lab.studies.storage import open_storage, storage_url
 
-    storage = open_storage(storage_url(given_storage, make_plan(spec).base.cfg.home))
+    spec = plan.spec
+    storage = open_storage(storage_url(given_storage, plan.base.cfg.home))
     with contextlib.suppress(KeyError):  # an existing study's declared design is checked before any new trial
         _check_declared(optuna.load_study(study_name=spec.name, storage=storage), spec, design)
     n = design.looks[0] if design.procedure == FIXED else len(initial)
     while True:
-        outcome = run(with_seeds(spec, seeds_for(initial, n)))
+        outcome = run(plan.replan(with_seeds(spec, seeds_for(initial, n))))
         if getattr(outcome, "failed", 0) or getattr(outcome, "unfinished", 0):
             LOG.info("some trials did not finish: no look taken. Run the same command again to finish them "
                      "and continue.")
@@ -210,8 +210,8 @@ def _settle(spec: StudySpec, initial: list[int], budget: int, design: Design,
         result = decide(by_cond, reference=reference, declared=declared, metric=spec.objectives[0].metric,
                         design=design, looks=looks)
         projection.project(result, budget, len(initial))
-        LOG.info(decisions_table(result, n, budget))
-        _record(study, lambda: _store(spec), spec, result, budget)
+        events.emit(decisions_table(result, n, budget))
+        _record(study, lambda: _store(plan), spec, result, budget)
         if all(c.decision != UNRESOLVED for c in result.comparisons):
             LOG.info(f"settled after {n} seeds per condition ({len(looks)} look(s)).")
             return 0
@@ -236,9 +236,8 @@ def _spent_message(spec: StudySpec, result: Decisions, budget: int, step: int) -
             f"{likely or budget + step}` continues, reusing every finished trial.")
 
 
-def _store(spec: StudySpec):
-    from ttt_lab.studies.plan import make_plan
+def _store(plan: Plan):
     from ttt_lab.tracking.store import open_store
 
-    cfg = make_plan(spec).base.cfg
+    cfg = plan.base.cfg
     return open_store(cfg.tracking.uri, cfg.tracking.artifacts, cfg.home, cfg.tracking.outage_wait_s)

@@ -1,10 +1,11 @@
-"""The rich tables `ttt-lab sweep` prints: the plan (`--dry-run`), a search's space, the summary."""
+"""The tables a sweep reports, as data (`events.Table`): the plan (`--dry-run`), a search's space,
+the summary of the trials."""
 
 from __future__ import annotations
 
 from optuna.trial import TrialState
-from rich.table import Table
 
+from ttt_lab.events import Table
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.spec import StudySpec
 
@@ -18,33 +19,26 @@ def _done(states: set[TrialState]) -> str:
 
 
 def plan_table(plan: Plan, states: dict[str, set[TrialState]]) -> Table:
-    t = Table(title=f"study '{plan.spec.name}': {len(plan.trials)} trials ({plan.spec.source})", title_justify="left")
-    for col in ("trial", "overrides", "config hash", "done?"):
-        t.add_column(col)
-    for p in plan.trials:
-        t.add_row(str(p.index), " ".join(p.overrides), p.config_hash, _done(states.get(p.config_hash, set())))
-    return t
+    return Table(f"study '{plan.spec.name}': {len(plan.trials)} trials ({plan.spec.source})",
+                 ("trial", "overrides", "config hash", "done?"),
+                 tuple((str(p.index), " ".join(p.overrides), p.config_hash, _done(states.get(p.config_hash, set())))
+                       for p in plan.trials))
 
 
 def search_table(plan: Plan) -> Table:
-    t = Table(title=f"search '{plan.spec.name}': {plan.spec.n_trials} trials, sampler {plan.spec.sampler['name']}, "
-              f"pruner {plan.spec.pruner['name']}", title_justify="left")
-    t.add_column("parameter")
-    t.add_column("distribution")
-    for k, d in plan.distributions.items():
-        t.add_row(k, repr(d))
-    return t
+    return Table(f"search '{plan.spec.name}': {plan.spec.n_trials} trials, sampler {plan.spec.sampler['name']}, "
+                 f"pruner {plan.spec.pruner['name']}", ("parameter", "distribution"),
+                 tuple((k, repr(d)) for k, d in plan.distributions.items()))
 
 
 def summary_table(study, spec: StudySpec) -> Table:
-    t = Table(title=f"study '{spec.name}'", title_justify="left")
-    for col in ("trial", "state", "overrides", *[o.metric for o in spec.objectives], "minutes"):
-        t.add_column(col)
+    rows = []
     for tr in study.get_trials(deepcopy=False):
         if tr.state == TrialState.WAITING:
             continue
         vals = [f"{v:.3f}" for v in tr.values] if tr.values else ["-"] * len(spec.objectives)
         mins = f"{tr.duration.total_seconds() / 60:.1f}" if tr.duration else "-"
         overrides = tr.user_attrs.get("overrides") or [f"{k}={v}" for k, v in tr.params.items()]
-        t.add_row(str(tr.number), tr.state.name, " ".join(overrides), *vals, mins)
-    return t
+        rows.append((str(tr.number), tr.state.name, " ".join(overrides), *vals, mins))
+    return Table(f"study '{spec.name}'", ("trial", "state", "overrides", *[o.metric for o in spec.objectives],
+                                          "minutes"), tuple(rows))

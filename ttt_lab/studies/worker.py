@@ -87,9 +87,8 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
     import optuna
-    from rich.console import Console
 
-    from ttt_lab.redact import RedactedStream
+    from ttt_lab.redact import redacted
     from ttt_lab.studies import storage as st
     from ttt_lab.studies.enqueue import requeue_trials
     from ttt_lab.studies.identity import host_identity
@@ -125,7 +124,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
             failures += 1
             continue
         path = Path(job.log_dir) / f"trial-{trial.number}.log"
-        with path.open("w") as f, log.to(Console(file=RedactedStream(f), width=120, force_terminal=False)):
+        with path.open("w") as f, log.to(redacted(f)):
             result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id)
         failures += result.state == "FAIL"
         events.put(("end", job.index, result))

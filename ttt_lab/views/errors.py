@@ -10,7 +10,7 @@ def print_error(error: Exception) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from ttt_lab.redact import RedactedStream
+    from ttt_lab.redact import redacted
 
-    Console(file=RedactedStream(sys.stderr), stderr=True).print(f"[bold red]Error:[/] {escape(str(error))}",
+    Console(file=redacted(sys.stderr), stderr=True).print(f"[bold red]Error:[/] {escape(str(error))}",
                                                                  highlight=False, soft_wrap=True)

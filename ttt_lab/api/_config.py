@@ -1,0 +1,55 @@
+"""Configs for the API: composed from overrides (the command line's), or passed in loaded."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ttt_lab.config.load import Loaded, using_config_dirs
+from ttt_lab.errors import TttLabError
+
+ConfigLike = Loaded | Sequence[str] | None
+"""A loaded config, or the overrides to load one with (None: the defaults)."""
+
+
+def load_config(overrides: Sequence[str] | None = None, *,
+                config_dirs: Sequence[str | os.PathLike[str]] | None = None) -> Loaded:
+    """The composed, validated configuration for these overrides (as on the command line:
+    `["experiment=smoke", "batch_size=16"]`), with the user's config folders added to the shipped
+    ones. `.cfg` is the typed config, `.tree` the plain resolved one, `.config_hash` its hash."""
+    from ttt_lab.config.load import load
+
+    with using_config_dirs(config_dirs):
+        return load(list(overrides or []))
+
+
+def loaded(cfg: ConfigLike) -> Loaded:
+    """`cfg` itself when loaded, else the config its overrides compose."""
+    if isinstance(cfg, Loaded):
+        return cfg
+    if isinstance(cfg, str):
+        raise TttLabError(f"a config must be a list of overrides, not the string {cfg!r}: write [{cfg!r}], or pass "
+                          "ttt_lab.api.load_config(...)'s result.")
+    return load_config(cfg)
+
+
+@dataclass(frozen=True)
+class ConfigDiff:
+    config_hash: str
+    changes: dict[str, tuple[Any, Any]]
+    """key -> (default, value) for every key whose value differs from the defaults."""
+
+
+def config_diff(cfg: ConfigLike) -> ConfigDiff:
+    """The keys whose value differs from the defaults; values read from the environment show as ***."""
+    from ttt_lab.config.flatten import flat_items
+    from ttt_lab.config.load import defaults_tree
+
+    config = loaded(cfg)
+    base, now = flat_items(defaults_tree()), flat_items(config.logged_tree)
+    missing = "<absent>"
+    return ConfigDiff(config.config_hash, {k: (base.get(k, missing), now.get(k, missing))
+                                           for k in sorted(set(base) | set(now))
+                                           if base.get(k, missing) != now.get(k, missing)})

@@ -1,0 +1,94 @@
+"""What `ttt-lab ui` serves: the MLflow UI on the project's store, or optuna-dashboard on a study's
+storage; the command line of each server and where it answers. The CLI starts and stops them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ttt_lab.api._config import load_config
+from ttt_lab.errors import TttLabError
+
+
+class UiError(TttLabError):
+    pass
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    ready_url: str
+    """Answers 200 once the server is up."""
+    url: str
+    """The page to open."""
+    log_path: Path
+    serves: str
+    """What anyone who reaches the port sees (for the warning on a non-loopback host)."""
+    source: str
+    """The store or storage it serves (`store URI`), secrets redacted."""
+
+
+def _mlflow_ui(overrides: Sequence[str] | None, host: str, port: int) -> Server:
+    """The MLflow UI on the project's SQLite store (created and migrated here if new)."""
+    from ttt_lab.tracking.store import open_store
+
+    cfg = load_config(overrides).cfg
+    if not cfg.tracking.uri.startswith("sqlite:///"):
+        raise UiError(f"tracking.uri is {cfg.tracking.uri}: that server has its own UI; open it in a browser.")
+    open_store(cfg.tracking.uri, cfg.tracking.artifacts)
+    artifacts = Path(cfg.tracking.artifacts).resolve()
+    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
+           "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
+    url = f"http://{host}:{port}"
+    return Server("MLflow UI", cmd, os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, url + "/health",
+                  url, Path(cfg.home) / "ui" / "mlflow-server.log",
+                  f"every run, parameter, metric and artifact of {cfg.tracking.uri}", f"store {cfg.tracking.uri}")
+
+
+DASHBOARD = ("import os, optuna_dashboard; optuna_dashboard.run_server(os.environ.pop('TTT_LAB_DASHBOARD_STORAGE'), "
+             "host=os.environ['TTT_LAB_DASHBOARD_HOST'], port=int(os.environ['TTT_LAB_DASHBOARD_PORT']))")
+"""The dashboard gets its storage URL through its environment, not its command line (which any
+user of the machine can read with `ps`): a PostgreSQL URL carries a password."""
+
+
+def _optuna_dashboard(study: str, storage: str | None, overrides: Sequence[str] | None, host: str,
+                      port: int) -> Server:
+    """optuna-dashboard on the study's storage, opened at the study's page."""
+    import importlib.util
+
+    from ttt_lab.redact import redact
+
+    if importlib.util.find_spec("optuna_dashboard") is None:
+        raise UiError("`ttt-lab ui --optuna` serves optuna-dashboard, which this installation lacks: "
+                      "pip install 'ttt-lab[dashboard]'.")
+    from ttt_lab.studies.storage import open_storage, storage_url
+
+    cfg = load_config(overrides).cfg
+    url = storage_url(storage, cfg.home)
+    opened = open_storage(url)
+    names = sorted(s.study_name for s in opened.get_all_studies())
+    if study not in names:
+        known = ", ".join(names) or "none yet"
+        raise UiError(f"no study {study!r} in the Optuna storage {redact(url)} (studies there: {known}). Give the "
+                      "name `ttt-lab sweep` printed, or --storage for another storage.")
+    env = os.environ | {"TTT_LAB_DASHBOARD_STORAGE": url, "TTT_LAB_DASHBOARD_HOST": host,
+                        "TTT_LAB_DASHBOARD_PORT": str(port)}
+    base = f"http://{host}:{port}"
+    page = f"{base}/dashboard/studies/{opened.get_study_id_from_name(study)}"
+    return Server("Optuna dashboard", [sys.executable, "-c", DASHBOARD], env, base + "/api/meta", page,
+                  Path(cfg.home) / "ui" / "optuna-dashboard.log",
+                  f"every study, trial and parameter in {redact(url)}", f"storage {redact(url)}")
+
+
+def ui_server(overrides: Sequence[str] | None = None, *, host: str = "127.0.0.1", port: int = 5000,
+              optuna: str | None = None, storage: str | None = None) -> Server:
+    """What `ttt-lab ui` serves: the MLflow UI on the project's SQLite store (created and migrated
+    here if new), or with `optuna` (a study's name) optuna-dashboard on that study's storage."""
+    if optuna is not None:
+        return _optuna_dashboard(optuna, storage, overrides, host, port)
+    return _mlflow_ui(overrides, host, port)
