@@ -41,3 +41,18 @@ def test_an_unknown_player_scoring_is_one_error_naming_the_choices() -> None:
 
     with pytest.raises(InvalidSetting, match=r"player\.scoring.*value \| fast \| exploit"):
         load(["player=minimax", "player.scoring=greedy", "tracking.enabled=false"])
+
+
+def test_every_player_kind_has_one_builder_and_another_kind_is_refused() -> None:
+    import dataclasses
+
+    from ttt_lab.config.schema import PLAYER_KINDS
+    from ttt_lab.errors import InvalidSetting
+    from ttt_lab.players.factory import BUILDERS
+
+    assert tuple(BUILDERS) == PLAYER_KINDS
+    cfg = load(["player=random", "tracking.enabled=false"]).cfg
+    assert repr(build_player(cfg)).startswith("ScriptedPlayer(RandomOpponent")
+    wrong = dataclasses.replace(cfg, player=dataclasses.replace(cfg.player, kind="vllm"))
+    with pytest.raises(InvalidSetting, match=r"player\.kind.*scripted \| hf \| openai"):
+        build_player(wrong)

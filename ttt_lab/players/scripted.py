@@ -8,11 +8,15 @@ scripted game is a pure function of the example.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ttt_lab.env.episode import Turn
 from ttt_lab.game.opponents import MinimaxOpponent, RandomOpponent, TableOpponent
 from ttt_lab.game.seeding import PLAYER_STREAM
 from ttt_lab.game.solver import table
+
+if TYPE_CHECKING:
+    from ttt_lab.config.schema import Config
 
 _REPLIES = {
     "think": tuple(f"<think>Cell {c} is my best option.</think>\n<move>{c}</move>" for c in range(9)),
@@ -54,3 +58,11 @@ def minimax_player(tie_break: str = "random", p_random: float = 0.0, think: bool
                    scoring: str = "value") -> ScriptedPlayer:
     opponent = MinimaxOpponent(tie_break=tie_break, scoring=scoring, p_random=p_random, stream=PLAYER_STREAM)
     return ScriptedPlayer(opponent, think)
+
+
+def from_config(cfg: Config) -> ScriptedPlayer:
+    """The scripted player `player.policy` names (minimax | random); it thinks aloud when `env.think` is on."""
+    p, think = cfg.player, cfg.env.think != "off"
+    if p.policy == "random":
+        return random_player(think=think)
+    return minimax_player(tie_break=p.tie_break, p_random=p.p_random, think=think, scoring=p.scoring)
