@@ -50,7 +50,7 @@ FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceeded", "
 def as_disk_full(e: BaseException) -> DiskFull | None:
     """A write that failed for lack of space, found anywhere in the chain of causes (torch,
     safetensors, SQLite: "database or disk is full"): the one-paragraph error. None otherwise."""
-    seen = e
+    seen: BaseException | None = e
     while seen is not None:
         said = next((w for w in FULL_WORDS if w in str(seen)), None)
         if (isinstance(seen, OSError) and seen.errno in FULL_ERRNOS) or said:

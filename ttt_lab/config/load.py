@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ttt_lab.config import overrides as ov
 from ttt_lab.config.schema import Config, validate
@@ -285,11 +285,12 @@ def load(overrides: list[str] | None = None) -> Loaded:
         cfg = OmegaConf.to_object(base)
     except OmegaConfBaseException as e:
         raise ConfigError(_explain(e)) from e
-    assert isinstance(cfg, Config)
+    assert isinstance(cfg, Config) and isinstance(tree, dict)
     validate(cfg)
     from_env = env_keys(OmegaConf.to_container(base, resolve=False))  # type: ignore[arg-type]
-    _hide_values(tree, from_env)
-    return Loaded(cfg, tree, overrides, resolved, from_env)  # type: ignore[arg-type]
+    resolved_tree = cast(dict[str, Any], tree)  # a config's keys are strings
+    _hide_values(resolved_tree, from_env)
+    return Loaded(cfg, resolved_tree, overrides, resolved, from_env)
 
 
 OWN_ENV = re.compile(r"oc\.env:\s*TTT_LAB_")

@@ -11,9 +11,11 @@ same rule plays every later move (exact fractions: symmetric moves tie exactly).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
+from typing import TypeVar
 
 from ttt_lab.errors import InvalidBoard
 from ttt_lab.game.board import EMPTY, LINES, validate_board
@@ -85,7 +87,10 @@ def _expand() -> tuple[list[str], dict[str, int], list[list[int]], list[str | No
     return boards, index, children, winners
 
 
-def _best(moves_scores: list[tuple[int, int]], maximise: bool) -> tuple[int, tuple[int, ...]]:
+T = TypeVar("T", int, Fraction)
+
+
+def _best(moves_scores: Sequence[tuple[int, T]], maximise: bool) -> tuple[T, tuple[int, ...]]:
     best = max(s for _, s in moves_scores) if maximise else min(s for _, s in moves_scores)
     return best, tuple(m for m, s in moves_scores if s == best)
 

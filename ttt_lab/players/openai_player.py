@@ -69,7 +69,7 @@ class OpenAIPlayer:
         oa = self._openai
         try:
             resp = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=self.temperature,
+                model=self.model, messages=messages, temperature=self.temperature,  # type: ignore[arg-type]  # role/content dicts
                 max_tokens=self.max_tokens, seed=self.seed,
             )
             content = resp.choices[0].message.content

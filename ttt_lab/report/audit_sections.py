@@ -34,7 +34,8 @@ def audits(study: Study, trust_code: bool = False) -> Section:
 def policy_section(study: Study) -> Section:
     """The final policies' memorisation probes and fork rates: per condition, then per trial."""
     by_id = {t.run_id: t for t in study.trials}
-    rows, per_condition = [], {}
+    rows: list[list[str]] = []
+    per_condition: dict[str, list[tuple[str, float, float]]] = {}
     for run_id, audit in study.policy_audits.items():
         t = by_id[run_id]
         checks = {c["name"]: c for c in audit["checks"]}

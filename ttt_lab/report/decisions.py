@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import dataclass
 from statistics import fmean
+from typing import Any
 
 from ttt_lab.formats import points
 from ttt_lab.pages import Figures, Para, Table
@@ -41,7 +42,7 @@ class Answer:
     declared: bool = False
     """The reference is the study's declared baseline (else the best, corrected over every pair)."""
     study: str = "STUDY"
-    values: dict[str, dict[int, float]] | None = None
+    values: dict[str, dict[Any, float]] | None = None
     """condition -> seed -> objective."""
     decisions: Decisions | None = None
     per_block: dict[str, list[Comparison]] | None = None

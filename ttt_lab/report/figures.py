@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 
 PALETTE = ("#4a78c2", "#d1603d", "#3c9d5d", "#8e5ac8", "#c2a03c", "#3cb0c2", "#c23c7a", "#6b6b6b")
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 260, 52, 170, 24, 36
@@ -22,7 +23,7 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 
 def band_chart(title: str, series: dict[str, list[tuple[float, float, float, float]]], x_label: str,
-               boundaries: list[tuple[float, str]] = ()) -> str:
+               boundaries: Sequence[tuple[float, str]] = ()) -> str:
     """`series[name]` = [(x, mean, low, high), …]; one line per name over its shaded band;
     `boundaries` = [(x, label), …] drawn as dashed vertical lines (where a phase begins)."""
     points = [p for s in series.values() for p in s if all(math.isfinite(v) for v in p)]

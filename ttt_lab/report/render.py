@@ -82,8 +82,9 @@ POOLED = ("eval/random/win_rate", "eval/random/draw_rate", "eval/random/loss_rat
           "eval/optimal/loss_rate")
 
 
-def over_seeds(mean: float, lo: float, hi: float, seeds: int) -> str:
+def over_seeds(interval: tuple[float, float, float], seeds: int) -> str:
     """A condition's mean; its Student-t interval with 2+ seeds, never a zero-width one for 1 seed."""
+    mean, lo, hi = interval
     return f"{pct(mean)} (1 seed)" if seeds == 1 else f"{pct(mean)} [{pct(lo)}, {pct(hi)}]"
 
 
@@ -129,7 +130,7 @@ def results(study: Study) -> Section:
     head = ["condition", "seeds", *[m.removeprefix("eval/") for m in SHOWN], "best", "worst"]
     rows = []
     for r in results_rows(study):
-        cells = [over_seeds(*r[m], r["seeds"]) for m in SHOWN]
+        cells = [over_seeds(r[m], r["seeds"]) for m in SHOWN]
         rows.append([r["condition"], str(r["seeds"]), *cells, r["best"], r["worst"]])
     pooled_head = ["condition", "games per opponent (or exact)", *[m.removeprefix("eval/") for m in POOLED]]
     pooled_note = ("The same conditions over all their seeds' evaluations: for sampled games, the pooled rate and its "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,8 @@ class Result:
         return float(np.sqrt(rate * (1 - rate) / self.studies))
 
 
-def stops(codes: np.ndarray, directions: np.ndarray, at: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stops(codes: np.ndarray, directions: np.ndarray, at: Sequence[int] | np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each comparison's first decision along the last axis: (decision, direction, seeds), with
     seeds = inf where none came."""
     decided = codes != rules.UNRESOLVED
@@ -65,7 +67,7 @@ def decide_all(x: np.ndarray, margin: float, procedure: str, alpha: float, looks
     m = x.shape[-2]
     if procedure == ANYTIME:
         codes, ways = rules.anytime(x, margin, alpha / m)
-        at: Sequence[int] = np.arange(1, x.shape[-1] + 1)
+        at: Sequence[int] | np.ndarray = np.arange(1, x.shape[-1] + 1)
     else:
         codes, ways = rules.fixed(x, margin, alpha, looks)
         at = looks
@@ -81,7 +83,7 @@ def calibrate(shape: Shape, procedure: str, *, studies: int, seeds: int, compari
     width = shape.bounds[1] - shape.bounds[0]
     margin = shape.margin / width
     looks = list(looks) if procedure == FIXED else []
-    out = {}
+    out: dict[str, Any] = {}
     for label, delta in (("null", 0.0), ("margin", shape.margin), ("power", 2 * shape.margin)):
         parts = []
         for start in range(0, studies, CHUNK):  # bounded memory at thousands of seeds

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from statistics import fmean
+from typing import Any
 
 import numpy as np
 
@@ -23,8 +24,8 @@ from ttt_lab.stats.pairing import differences, finite, upto
 
 DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT,
                                                                     rules.UNRESOLVED))
-Values = Mapping[int, float]
-"""A condition's objective by seed."""
+Values = Mapping[Any, float]
+"""A condition's objective by seed (or by (block, seed)): conditions are paired by these keys."""
 
 
 @dataclass

@@ -70,7 +70,7 @@ class ArrayWorker(submitit.helpers.Checkpointable):
         return {"job": self.job}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["job"])
+        type(self).__init__(self, state["job"])
 
 
 def _open(job: WorkerJob):

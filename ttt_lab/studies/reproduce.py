@@ -174,6 +174,9 @@ def reproduce(run_id: str, steps: int | None = None, overrides: list[str] | None
 
     check_trusted(loaded.cfg.opponent, trust_code, f"run {run_id}'s logged config")
     outcome = train(loaded, fresh=True)
+    if outcome.run_id is None:
+        raise TttLabError(f"the rerun of {run_id} logged no run (tracking.enabled=false in its config?), so there "
+                          "is nothing to compare; reproduce a run that was tracked.")
     again = open_store(loaded.cfg.tracking.uri, loaded.cfg.tracking.artifacts)
     result = compare(store, run, again, outcome.run_id, steps)
     result.warnings = warnings

@@ -69,9 +69,9 @@ def sbatch_script(la: LauncherConfig, study: str, workers: int) -> str:
 def executor(la: LauncherConfig, study: str, workers: int):
     folder = folder_of(la, study) / "%j"
     if la.cluster == "local":
-        ex = submitit.LocalExecutor(folder, max_num_timeout=la.max_requeues)
-        ex.update_parameters(timeout_min=la.time_min, setup=list(la.setup))
-        return ex
-    ex = submitit.SlurmExecutor(folder, max_num_timeout=la.max_requeues)
-    ex.update_parameters(**slurm_parameters(la, study, workers))
-    return ex
+        local = submitit.LocalExecutor(folder, max_num_timeout=la.max_requeues)
+        local.update_parameters(timeout_min=la.time_min, setup=list(la.setup))
+        return local
+    slurm = submitit.SlurmExecutor(folder, max_num_timeout=la.max_requeues)
+    slurm.update_parameters(**slurm_parameters(la, study, workers))
+    return slurm

@@ -33,6 +33,7 @@ def is_categorical(key: str, tree: dict[str, Any]) -> bool:
 def distributions(spec: StudySpec, tree: dict[str, Any]) -> dict[str, Any]:
     import optuna.distributions as d
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import IntervalSweep
 
     out: dict[str, Any] = {}
     for key, expr in spec.params.items():
@@ -42,6 +43,7 @@ def distributions(spec: StudySpec, tree: dict[str, Any]) -> dict[str, Any]:
                 raise StudyError(f"{key}={expr}: an interval on a categorical field (its values are names, not "
                                  f"numbers). Use choice(...) for {key}.")
             iv = parsed.value()
+            assert isinstance(iv, IntervalSweep) and iv.start is not None and iv.end is not None
             log = "log" in iv.tags
             if isinstance(iv.start, int) and isinstance(iv.end, int) and not isinstance(_base(key, tree), float):
                 out[key] = d.IntDistribution(int(iv.start), int(iv.end), log=log)

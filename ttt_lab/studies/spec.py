@@ -205,7 +205,8 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
     return spec.validate()
 
 
-FILE_KEYS = {"name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
+FILE_KEYS: dict[str, type | tuple[type, ...]] = {
+             "name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
              "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
              "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list,
              "collapse_below": (float, int), "collapse_alpha": float, "blocks": list}
@@ -243,7 +244,7 @@ def _read_file(path: Path) -> dict[str, Any]:
             raise StudyError(f"each objective in {path} is a mapping with metric and direction, not {o!r}.")
     if not all(isinstance(o, str) for o in raw.get("overrides") or []):
         raise StudyError(f"`overrides` in {path} is a list of key=value strings, not {raw['overrides']!r}.")
-    return raw
+    return {str(k): v for k, v in raw.items()}
 
 
 def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: int | None = None) -> StudySpec:

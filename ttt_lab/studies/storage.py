@@ -134,7 +134,7 @@ def create_or_load(storage, spec: StudySpec, distributions: dict[str, Any] | Non
 
     from ttt_lab.studies.sampling import sampler
 
-    directions = [o.direction for o in spec.objectives]
+    directions: list[Any] = [o.direction for o in spec.objectives]  # minimize | maximize, checked by the spec
     kw = {"study_name": spec.name, "storage": storage, "sampler": sampler(spec, distributions),
           "pruner": pruner(spec)}
     try:

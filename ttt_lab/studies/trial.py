@@ -12,6 +12,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ttt_lab import log, timing
 from ttt_lab.studies.plan import AUDIT_PREFIX
@@ -72,7 +73,10 @@ class Outcome:
     """How a trial ended, told to Optuna and mirrored on its MLflow run by `settle`."""
 
     def __init__(self, trial) -> None:
-        self.trial, self.run, self.values = trial, None, None
+        self.trial = trial
+        self.run: Any = None
+        """The trial's MLflow run (a `TrackedRun`) once opened."""
+        self.values: list[float] | None = None
         self.result: TrialResult | None = None
 
 
@@ -173,7 +177,8 @@ def run_trial(spec: StudySpec, study, storage, trial, overrides: list[str], stor
         audited = None
         if loaded.cfg.audit.policy.in_studies:
             audited = audit_trial_policy(loaded, str(result.checkpoint), out.run)
-        out.values = objective_values(spec, result.final, audited)
-        out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, out.values, strict=True)})
+        out.values = values = objective_values(spec, result.final, audited)
+        out.run.log_metrics({f"objective/{o.metric}": v for o, v in zip(spec.objectives, values, strict=True)})
         out.run.log_metrics(clock.metrics())
+    assert out.result is not None  # `settle` sets it on the way out, however the trial ended
     return out.result

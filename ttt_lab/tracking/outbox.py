@@ -58,7 +58,7 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
             urllib3.exceptions.TimeoutError)
 
 
-def _chain(e: BaseException) -> list[BaseException]:
+def _chain(e: BaseException | None) -> list[BaseException]:
     """`e` and its causes: MLflow raises its own exception inside `except` (the request's error
     is its `__context__`) or `from` it (`__cause__`)."""
     seen: list[BaseException] = []

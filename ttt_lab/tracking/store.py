@@ -157,10 +157,10 @@ class TrackedRun:
         self.store = store
         from mlflow.tracking.context.registry import resolve_tags
 
-        tags = resolve_tags(dict(tags or {}))  # MLflow's own context (user, source) as start_run adds it
+        context = dict(resolve_tags(dict(tags or {})))  # MLflow's own context (user, source) as start_run adds it
         if parent_run_id:
-            tags[keys.PARENT_RUN] = parent_run_id
-        tags = {k: redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH] for k, v in tags.items()}
+            context[keys.PARENT_RUN] = parent_run_id
+        tags = {k: redact_item(k, str(v))[:MAX_TAG_VAL_LENGTH] for k, v in context.items()}
         with timing.phase("tracking"):
             run = store.client.create_run(store.experiment_id(experiment), run_name=redact(name) if name else name,
                                           tags=tags)
@@ -197,7 +197,7 @@ class TrackedRun:
         elif op.kind == "tags":
             c.log_batch(rid, tags=[RunTag(k, v) for k, v in op.data.items()], synchronous=True)
         elif op.kind == "text":
-            c.log_text(rid, op.data, op.extra)
+            c.log_text(rid, op.data, str(op.extra))  # a text op always names its file
         elif op.kind == "artifact":
             c.log_artifact(rid, op.data, op.extra)
         elif op.kind == "status":
