@@ -52,12 +52,12 @@ def test_the_real_model_plays_the_same_greedy_games_through_vllm_and_transformer
         smollm2_server: str, smollm2_checkpoint: Path, home: Path) -> None:
     """SmolLM2-135M (converted from the packaged GGUF): vLLM serving the checkpoint and transformers
     reading it write the same greedy replies, game by game (its own tokenizer and chat template)."""
-    same = [*SAME[:2], "games=6", "env.think=off", "player.max_new_tokens=10", "player.temperature=0",
+    same = [*SAME[:2], "games=4", "env.think=off", "player.max_new_tokens=10", "player.temperature=0",
             "tracking.enabled=false"]
     served = cli("eval", "player=openai", f"player.base_url={smollm2_server}",
-                 f"player.served_model={smollm2_checkpoint}", *same)
-    local = cli("eval", "player=hf", "model=smollm2-135m", f"model.path={smollm2_checkpoint}", *same)
+                 f"player.served_model={smollm2_checkpoint}", *same, timeout=900)
+    local = cli("eval", "player=hf", "model=smollm2-135m", f"model.path={smollm2_checkpoint}", *same, timeout=900)
     a, b = _games(served.stdout), _games(local.stdout)
-    assert len(a) == len(b) == 12
+    assert len(a) == len(b) == 8
     assert [_replies(g) for g in a] == [_replies(g) for g in b]
     assert len({r for g in a for r in _replies(g)}) > 1
