@@ -97,12 +97,14 @@ def test_config_show_survives_fuzzed_overrides(places, overrides: list[str]) -> 
     _run(places[1], "config", "show", *overrides)
 
 
+@pytest.mark.slow  # make test keeps `config show` above (the overrides every command loads) and eval's cases
 @SETTINGS
 @given(OVERRIDES)
 def test_eval_survives_fuzzed_overrides(places, overrides: list[str]) -> None:
     _run(places[1], "eval", "games=2", "eval.mode=exact", *overrides)
 
 
+@pytest.mark.slow  # as eval's: `config show` above, and the sweep's bad-input cases in test_sweep.py
 @SETTINGS
 @given(OVERRIDES)
 def test_sweep_dry_run_survives_fuzzed_overrides(places, overrides: list[str]) -> None:
@@ -127,6 +129,7 @@ STUDY = st.one_of(
 """Study files of random structure: known and unknown keys, any nesting, any scalar."""
 
 
+@pytest.mark.slow  # in make test: any study file is a spec or one clear error, in process (test_spec_grid.py)
 @SETTINGS
 @given(STUDY | st.text(_TEXT, max_size=200))
 def test_sweep_survives_study_files_of_random_structure(places, tmp_path: Path, study) -> None:

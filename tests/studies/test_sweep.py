@@ -55,6 +55,10 @@ def _wait_for(predicate, timeout: float = 300.0, what: str = "") -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# slow: a sweep killed mid-trial, then run again (minutes on a busy machine). make test keeps the parts:
+# recover() failing a dead worker's trial (test_recovery.py), a killed worker's trial failed and run again
+# (test_launcher.py), a finished sweep run again runs nothing (test_batch_size_sweep_as_typed).
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_rerunning_finished_trials(home: Path, tmp_path: Path) -> None:
     # trial 1 trains long enough to be caught mid-way: its steps, not its start-up, last seconds (at 8
     # steps a smoke trial's training was a fraction of a second, and a busy test run missed it)

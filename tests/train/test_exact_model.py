@@ -15,6 +15,7 @@ from ttt_lab.train.evaluate import evaluate_model
 from .conftest import cfg_for
 
 
+@pytest.mark.slow  # in make test: the scored probabilities (tests/evaluation/test_scored.py) and the walk (env)
 @pytest.mark.xdist_group("sft")
 def test_a_stochastic_model_policy_evaluated_exactly_agrees_with_4000_sampled_games(
         sft_run: tuple[Path, dict], tmp_path: Path) -> None:
