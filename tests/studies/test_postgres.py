@@ -44,6 +44,7 @@ def check_study(home: Path, url: str, name: str, n: int) -> None:
     assert {t.user_attrs["mlflow_run_id"] for t in trials} == {r.info.run_id for r in finished}
 
 
+@pytest.mark.slow  # in make test: a search from two processes on one database (below), local workers on SQLite
 def test_search_with_two_local_workers(home: Path, tmp_path: Path, pg_url: str) -> None:
     spec = write_search(tmp_path, "pg-local", 4)
     out = cli("sweep", str(spec), "--workers", "2", "--storage", pg_url)

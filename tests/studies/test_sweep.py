@@ -161,6 +161,9 @@ def test_bad_sweeps_fail_before_any_trial(home: Path, args, message) -> None:
     assert not (home / "studies").exists()
 
 
+# slow: in make test, two sweeps of one grid on a journal (test_journal.py) and on PostgreSQL, and two
+# workers claiming from one SQLite store (test_launcher.py)
+@pytest.mark.slow
 def test_two_sweeps_of_one_grid_at_once_run_each_point_once(home: Path) -> None:
     url = f"sqlite:///{home}/optuna.db"
     two_sweeps_at_once(url, "grid-twice", ["batch_size=8,16", *SMOKE])
