@@ -9,6 +9,8 @@ from tests.conftest import cli
 from ttt_lab.train.checkpoints import is_done
 
 pytestmark = pytest.mark.numerics
+SHARED = pytest.mark.xdist_group("distributed")
+"""The two comparisons share their one-process training (`one_process`): one worker runs both."""
 
 STEP = ["experiment=smoke", "train.sft.enabled=false", "steps=1", "batch_size=16", "num_generations=4",
         "temperature=1.5", "player.max_new_tokens=6", "env.max_model_turns=5", "lr=1e-3", "train.precision=fp32"]
@@ -48,19 +50,29 @@ def _one_process_tolerance(args: list[str], one: Path, tmp_path: Path) -> float:
     return max(SPREAD_FACTOR * _apart(_weights(one), _weights(split)), FLOOR)
 
 
-def test_two_processes_make_the_first_update_of_one(sft_run: tuple[Path, dict], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def one_process(sft_run: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path, float]:
+    """The training's arguments, its one-process run and the tolerance this machine's kernels give
+    it: what both comparisons below are made against, trained once for the two."""
+    args = [*STEP, f"model.path={sft_run[0]}"]
+    folder = tmp_path_factory.mktemp("one-process")
+    one = folder / "one"
+    cli("train", *args, f"home={one}", "tracking.enabled=false")
+    return args, one, _one_process_tolerance(args, one, folder)
+
+
+@SHARED
+def test_two_processes_make_the_first_update_of_one(sft_run: tuple[Path, dict], one_process, tmp_path: Path) -> None:
     from safetensors.torch import load_file
 
     start = sft_run[0]
-    args = [*STEP, f"model.path={start}"]
-    one, two = tmp_path / "one", tmp_path / "two"
-    cli("train", *args, f"home={one}", "tracking.enabled=false")
+    args, one, tolerance = one_process
+    two = tmp_path / "two"
     out = cli("train", *args, f"home={two}", "train.processes=2")
     assert "training in 2 processes" in out.stdout and out.stdout.count("greedy policy") == 1, out.stdout
 
     base, a, b = load_file(start / "model.safetensors"), _weights(one), _weights(two)
     moved = _apart(a, base)
-    tolerance = _one_process_tolerance(args, one, tmp_path)
     assert moved > 20 * tolerance, ("the update is too small for the tolerance: the test would prove nothing",
                                     moved, tolerance)
     assert _apart(a, b) <= tolerance, (_apart(a, b), tolerance, moved)
@@ -73,18 +85,17 @@ def test_two_processes_make_the_first_update_of_one(sft_run: tuple[Path, dict], 
     assert "eval/optimal/draw_rate" in run.data.metrics
 
 
-def test_two_processes_that_never_average_their_gradients_are_caught(sft_run: tuple[Path, dict],
-                                                                     tmp_path: Path) -> None:
+@SHARED
+def test_two_processes_that_never_average_their_gradients_are_caught(one_process, tmp_path: Path) -> None:
     """The same comparison with a real bug injected (tests/train/unsynced: DDP's gradient averaging
     switched off in every training process): the tolerance does not hide it."""
     import os
 
-    args = [*STEP, f"model.path={sft_run[0]}"]
-    one, two = tmp_path / "one", tmp_path / "two"
-    cli("train", *args, f"home={one}", "tracking.enabled=false")
+    args, one, tolerance = one_process
+    two = tmp_path / "two"
     bug = {**os.environ, "PYTHONPATH": str(Path(__file__).with_name("unsynced"))}
     cli("train", *args, f"home={two}", "tracking.enabled=false", "train.processes=2", env=bug)
-    assert _apart(_weights(one), _weights(two)) > _one_process_tolerance(args, one, tmp_path)
+    assert _apart(_weights(one), _weights(two)) > tolerance
 
 
 @pytest.mark.slow
