@@ -13,6 +13,7 @@ from ttt_lab.env import prompts
 from ttt_lab.players.packaged import ORIGINAL_TEMPLATE, PackagedModelError, generation_template, gguf_path
 
 pytest.importorskip("gguf", reason="model=smollm2-135m needs the gguf package (make install)")
+pytestmark = pytest.mark.xdist_group("smollm2")  # one worker converts the model once for the module
 
 
 def smollm2(home: Path, *overrides: str):

@@ -9,19 +9,11 @@ from pathlib import Path
 from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.env.episode import Turn
 from ttt_lab.errors import TttLabError
+from ttt_lab.players.quiet import quiet_transformers
 
 
 class ModelLoadError(TttLabError):
     pass
-
-
-def quiet_transformers() -> None:
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from transformers.utils import logging
-
-    logging.set_verbosity_error()
-    logging.disable_progress_bar()
 
 
 def _looks_local(path: str) -> bool:

@@ -101,7 +101,7 @@ def convert(source: Path, path: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ttt_lab.players.hf import quiet_transformers
+    from ttt_lab.players.quiet import quiet_transformers
 
     quiet_transformers()
     LOG.info(f"converting {source.name} to a checkpoint at {path} (once; later loads read it)")

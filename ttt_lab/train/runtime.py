@@ -19,7 +19,7 @@ class TrainError(TttLabError):
 def quiet() -> None:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from ttt_lab.players.hf import quiet_transformers
+    from ttt_lab.players.quiet import quiet_transformers
 
     quiet_transformers()
     import warnings
