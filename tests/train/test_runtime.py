@@ -38,7 +38,7 @@ def test_the_steps_use_the_runtime_they_are_handed(tmp_path: Path, tiny_checkpoi
 def test_a_training_resolves_its_runtime_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A whole training (warm-up, its evaluation, an RL phase, the final evaluation) decides
     precision and compile once: each decision reads the machine, and the steps must agree."""
-    import ttt_lab
+    from ttt_lab import api
 
     calls: list[str] = []
     real = runtime_module.use_bf16
@@ -50,6 +50,6 @@ def test_a_training_resolves_its_runtime_once(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(runtime_module, "use_bf16", counted)
     monkeypatch.setenv("TTT_LAB_HOME", str(tmp_path / "runs"))
     monkeypatch.setenv("TTT_LAB_TORCH_THREADS", "1")
-    ttt_lab.train(["experiment=smoke", "tracking.enabled=false", "train.sft.enabled=true", "train.sft.num_games=8",
-                   "train.sft.epochs=1"])
+    api.train(["experiment=smoke", "tracking.enabled=false", "train.sft.enabled=true", "train.sft.num_games=8",
+               "train.sft.epochs=1"])
     assert calls == ["cpu"]

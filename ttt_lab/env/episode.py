@@ -102,6 +102,7 @@ class Episode:
 
     def _opponent_move(self) -> int:
         if self._key is not None:
+            assert isinstance(self.opponent, TableOpponent)  # _key is only set for table opponents
             cell = self.opponent.reply_state(self.state, self._key, self.example.p_random)
         else:
             cell = self.opponent.reply(self.board, self._opp_seed)
@@ -128,6 +129,7 @@ class Episode:
             else:
                 self.messages.append(self._user(feedback(p)))
             return
+        assert p.cell is not None  # a valid parse always carries its cell
         self._apply(p.cell, "model")
         if self.outcome is not None:
             return

@@ -139,7 +139,7 @@ class _Expander:
     def root(self, example: Example) -> Node:
         if example.model_first:
             return self.model_turn(Episode(example, self.env, self.told), 1.0)
-        children: dict[int, Node] = {}
+        children: dict[int, ModelTurn | Leaf | Cut] = {}
         for cell, q in self.opponent_cells(0).items():
             self.told.cell = cell
             children[cell] = self.model_turn(Episode(example, self.env, self.told), q)
@@ -161,12 +161,12 @@ class _Expander:
 
     def after_reply(self, ep: Episode, reply: str, reach: float) -> Node:
         p = parse(reply, ep.board, self.env.think)
-        after = self.table.children[ep.state][p.cell] if p.valid else None
+        after = self.table.children[ep.state][p.cell] if p.valid and p.cell is not None else None
         if after is None or self.table.terminal[after]:
             child = branch(ep)
             child.step(reply)
             return self.model_turn(child, reach)
-        children: dict[int, Node] = {}
+        children: dict[int, ModelTurn | Leaf | Cut] = {}
         for cell, q in self.opponent_cells(after).items():
             child = branch(ep)
             self.told.cell = cell
@@ -177,6 +177,12 @@ class _Expander:
 
 def conversation_key(turn: Turn) -> tuple[str, ...]:
     return tuple(m["content"] for m in turn.messages)
+
+
+def _frontier_episode(node: ModelTurn) -> Episode:
+    """The conversation of a node still waiting for its replies (`expand` clears it afterwards)."""
+    assert node.episode is not None
+    return node.episode
 
 
 def expand_tree(policy: ReplyDistribution, env: EnvConfig, starts: Sequence[tuple[bool, str, float]], *,
@@ -190,15 +196,16 @@ def expand_tree(policy: ReplyDistribution, env: EnvConfig, starts: Sequence[tupl
     shares one subtree per position and counts: a graph of at most a few thousand turns, never cut."""
     env.validate()
     ex = _Expander(env, min_prob, opponent_bound, bool(getattr(policy, "markov", False)))
-    roots = []
+    roots: list[Root] = []
     for i, (first, symbol, weight) in enumerate(starts):
         example = Example(index=i, seed=0, p_random=0.0, model_first=first, model_symbol=symbol, stratum=-1)
         roots.append(Root(first, symbol, weight, ex.root(example)))
-    asked, memo = 0, {}
+    asked = 0
+    memo: dict[tuple[str, ...], list[tuple[str, float]]] = {}
     while ex.frontier:
         level, ex.frontier = ex.frontier, []
-        keys = [conversation_key(node.episode) for node, _ in level]
-        todo = {k: node.episode for k, (node, _) in zip(keys, level, strict=True) if k not in memo}
+        keys = [conversation_key(_frontier_episode(node)) for node, _ in level]
+        todo = {k: _frontier_episode(node) for k, (node, _) in zip(keys, level, strict=True) if k not in memo}
         if todo:
             got = policy.distributions(list(todo.values()))
             if len(got) != len(todo):
@@ -288,13 +295,14 @@ def _evaluate(node: Node, opponent: OpponentDistribution | None, memo: dict[int,
             out.add(evaluate(child, opponent, memo), q)
         return out
     out = _unexplored(node.turns, node.invalid, node.in_format, node.left, node.unexplored)
-    for q, _reply, child in node.replies:
-        out.add(evaluate(child, opponent, memo), q)
+    for q, _reply, below in node.replies:
+        out.add(evaluate(below, opponent, memo), q)
     return out
 
 
 def evaluate_tree(tree: Tree, opponent: OpponentDistribution | None) -> Totals:
-    out, memo = Totals(), {}
+    out = Totals()
+    memo: dict[int, Totals] = {}
     for root in tree.roots:
         out.add(evaluate(root.node, opponent, memo), root.weight)
     for name in ("win", "draw", "loss", "unexplored"):  # sums of products: 1.0 must not read 0.9999999999999997

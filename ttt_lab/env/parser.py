@@ -79,7 +79,7 @@ def parse(text: str, board: str, think: str = "optional") -> Parsed:
     if end < 0:
         return Parsed(UNCLOSED_TAG, None, fmt)
     kind, cell = _read_cell(text[start:end])
-    if kind == OK and board[cell] != ".":
+    if kind == OK and cell is not None and board[cell] != ".":
         return Parsed(OCCUPIED, cell, fmt)
     return Parsed(kind, cell, fmt)
 

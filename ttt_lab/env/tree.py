@@ -41,7 +41,7 @@ def branch(ep: Episode) -> Episode:
 
 def _roots(env: EnvConfig, opponent: ToldOpponent, model_symbol: str, sides: Sequence[bool],
            seed: int) -> list[Episode]:
-    roots = []
+    roots: list[Episode] = []
     for first in sides:
         ex = Example(index=len(roots), seed=seed, p_random=0.0, model_first=first, model_symbol=model_symbol,
                      stratum=-1)
@@ -76,7 +76,7 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
         following: list[Episode] = []
         for ep, reply in zip(active, replies, strict=True):
             p = parse(reply, ep.board, env.think)
-            after = t.children[ep.state][p.cell] if p.valid else None
+            after = t.children[ep.state][p.cell] if p.valid and p.cell is not None else None
             cells = [-1] if after is None or t.terminal[after] else list(t.legal[after])
             for cell in cells:
                 child = ep if len(cells) == 1 else branch(ep)

@@ -62,7 +62,9 @@ class HFPlayer:
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
+            # transformers declares PreTrainedModel.to with @wraps(nn.Module.to), so mypy reads the
+            # bound method as the unbound one and expects the model as its first argument
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)  # type: ignore[arg-type]
         except (OSError, ValueError) as e:
             first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
             raise ModelLoadError(

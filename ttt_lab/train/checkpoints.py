@@ -102,7 +102,9 @@ def load_model(path: str, cfg: Config, *, runtime: Runtime | None = None):
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     check_reply_budget(tokenizer, cfg.player.max_new_tokens)
-    return model.to(cfg.model.device), tokenizer
+    # transformers declares PreTrainedModel.to with @wraps(nn.Module.to), so mypy reads the bound
+    # method as the unbound one and expects the model as its first argument
+    return model.to(cfg.model.device), tokenizer  # type: ignore[arg-type]
 
 
 WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ttt_lab.config.build import suite_opponent
 from ttt_lab.config.schema import Config, SuiteEntry
+from ttt_lab.env.record import GameRecord
 from ttt_lab.evaluation.exact import exact_suite, resolve_mode, unavailable_reason
 from ttt_lab.evaluation.suite import suite_examples
 from ttt_lab.evaluation.summary import Summary, summarise
@@ -38,8 +39,14 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
         gen = torch.Generator().manual_seed(cfg.seed + i)
         rollouts = play_rollouts(model, tokenizer, examples, cfg.env, suite_opponent(entry),
                                  Sampling(temperature, cfg.player.max_new_tokens, bf16), generator=gen)
-        out.append(summarise(entry.name, [r.record for r in rollouts]))
+        out.append(summarise(entry.name, [_played(r.record) for r in rollouts]))
     return out
+
+
+def _played(record: GameRecord | None) -> GameRecord:
+    """A rollout's record: `play_rollouts` sets it on every rollout it returns."""
+    assert record is not None
+    return record
 
 
 def _exact_policy(model, tokenizer, cfg: Config, temperature: float):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train import distributed
@@ -22,13 +23,16 @@ from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_c
 from ttt_lab.train.runtime import Runtime, resolve
 from ttt_lab.train.trainer_args import grpo_args, lora
 
+if TYPE_CHECKING:
+    from trl.trainer.grpo_trainer import RewardFunc
+
 
 def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path, *,
                  callbacks: list | None = None, resume: bool = True, games: list | None = None,
-                 say: Callable[[str], None] = print, runtime: Runtime | None = None) -> dict:
+                 say: Callable[[str], None] = print, runtime: Runtime | None = None) -> dict | None:
     """Train one phase from `model_path` under `runtime` (resolved from `cfg` when not given); the
     final checkpoint lands in `out`. Trainer checkpoints in `out.work/trainer` let an interrupted
-    phase resume where it stopped."""
+    phase resume where it stopped. Returns the phase's info on rank 0, None on the other ranks."""
     from datasets import Dataset
 
     from ttt_lab.train.trainer import GameTrainer
@@ -50,8 +54,8 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     players = phase_players(cfg, phase)
     rollout = make_rollout_func(cfg, phase, examples, max_new, index, runtime=runtime, players=players)
     trainer = GameTrainer(
-        model=model, reward_funcs=reward_functions(games.extend), args=args, train_dataset=data,
-        processing_class=tokenizer, rollout_func=rollout,
+        model=model, reward_funcs=cast("list[RewardFunc]", reward_functions(games.extend)), args=args,
+        train_dataset=data, processing_class=tokenizer, rollout_func=rollout,
         callbacks=callbacks, peft_config=lora(cfg),
     )
     from transformers import PrinterCallback

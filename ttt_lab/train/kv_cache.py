@@ -12,6 +12,7 @@ they stop costing anything at all.
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
@@ -78,15 +79,19 @@ class GrowingCache(Cache):
     def __init__(self, num_layers: int, capacity: int) -> None:
         super().__init__(layers=[GrowingLayer(capacity) for _ in range(num_layers)])
 
+    def growing_layers(self) -> list[GrowingLayer]:
+        """`self.layers`, typed: every layer of this cache is a `GrowingLayer` (made in `__init__`)."""
+        return cast(list[GrowingLayer], self.layers)
+
     @contextlib.contextmanager
     def only(self, rows: torch.Tensor):
         """Within: a forward pass of the batch's rows `rows` alone. Their keys and values are
         written in place; the other rows get the same positions unwritten (their attention mask
         must say 0 there), and attention reads the rows `rows` only."""
-        for layer in self.layers:
+        for layer in self.growing_layers():
             layer.rows = rows
         try:
             yield
         finally:
-            for layer in self.layers:
+            for layer in self.growing_layers():
                 layer.rows = None

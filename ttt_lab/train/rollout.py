@@ -119,7 +119,7 @@ COMPACT_AT = 0.75
 compacting copies the KV cache, so it pays only when enough rows go at once."""
 
 
-def _continue(ep: Episode, ro: Rollout, reply: Reply, chunks: list[list[int]], rendered: list[str], g: int,
+def _continue(ep: Episode, ro: Rollout, reply: Reply, chunks: list[list[int]], rendered: list[str | None], g: int,
               chat: ChatTokens) -> bool:
     """Record game `g`'s reply and play it; False when the game is over, else the
     environment's answer goes to `chunks[g]` (and the conversation's rendering to `rendered[g]`)."""
