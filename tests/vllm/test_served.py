@@ -52,8 +52,10 @@ def test_the_real_model_plays_the_same_greedy_games_through_vllm_and_transformer
         smollm2_server: str, smollm2_checkpoint: Path, home: Path) -> None:
     """SmolLM2-135M (converted from the packaged GGUF): vLLM serving the checkpoint and transformers
     reading it write the same greedy replies, game by game (its own tokenizer and chat template)."""
-    same = [*SAME[:2], "games=4", "env.think=off", "player.max_new_tokens=10", "player.temperature=0",
-            "tracking.enabled=false"]
+    # the base model rarely writes a legal move: four turns keep its retried conversations within
+    # the server's context (--max-model-len)
+    same = [*SAME[:2], "games=4", "env.think=off", "env.max_model_turns=4", "player.max_new_tokens=10",
+            "player.temperature=0", "tracking.enabled=false"]
     served = cli("eval", "player=openai", f"player.base_url={smollm2_server}",
                  f"player.served_model={smollm2_checkpoint}", *same, timeout=900)
     local = cli("eval", "player=hf", "model=smollm2-135m", f"model.path={smollm2_checkpoint}", *same, timeout=900)

@@ -149,19 +149,11 @@ class Export:
 def export(study: str, *, overrides: Sequence[str] | None = None) -> Export:
     """Every trial of a study (by name or parent run id) from the tracking store: overrides, seed,
     final metrics, config hash and run id, failed and unfinished trials included."""
-    from ttt_lab.report.collect import trial_from_run
+    from ttt_lab.report.collect import study_trials
     from ttt_lab.tracking import keys
-    from ttt_lab.tracking.store import child_runs, experiment_name, find_parent
 
     _, store = _store(overrides)
-    parent = find_parent(store, study)
-    if parent is None:
-        raise TttLabError(f"no study '{study}' in the tracking store ({store.uri}): give a study name (the MLflow "
-                          "experiment a `ttt-lab sweep` made) or its parent run id, with --set tracking.… for another "
-                          "store; `ttt-lab runs list` shows runs.")
-    name = experiment_name(store, parent.info.experiment_id)
-    trials = sorted((trial_from_run(r, False, store) for r in child_runs(store, name, parent.info.run_id)),
-                    key=lambda t: t.number)
+    name, parent, trials = study_trials(store, study, with_curves=False)
     rows = [TrialRow(name, t.number, t.run_id, t.status, t.state, " ".join(t.overrides), t.condition, t.seed,
                      t.tags.get(keys.CONFIG_HASH, ""), dict(sorted(t.metrics.items()))) for t in trials]
     return Export(name, parent.info.run_id, rows)

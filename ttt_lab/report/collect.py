@@ -104,17 +104,22 @@ def trial_from_run(run, with_curves: bool, store) -> Trial:
     return t
 
 
-def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
+def study_trials(store, study_or_run: str, with_curves: bool = True) -> tuple[str, Any, list[Trial]]:
+    """(the study's name, its parent run, every trial run in trial order, unfinished ones included)."""
     from ttt_lab.tracking.store import child_runs, experiment_name, find_parent
 
     parent = find_parent(store, study_or_run)
     if parent is None:
         raise ReportError(f"No study '{study_or_run}' in the tracking store ({store.uri}): give a study name (the "
-                          "MLflow experiment a `ttt-lab sweep` made) or its parent run id; `ttt-lab runs list` "
-                          "shows runs.")
+                          "MLflow experiment a `ttt-lab sweep` made) or its parent run id (with --set tracking.… "
+                          "for another store); `ttt-lab runs list` shows runs.")
     name = experiment_name(store, parent.info.experiment_id)
     runs = child_runs(store, name, parent.info.run_id)
-    trials = sorted((trial_from_run(r, with_curves, store) for r in runs), key=lambda t: t.number)
+    return name, parent, sorted((trial_from_run(r, with_curves, store) for r in runs), key=lambda t: t.number)
+
+
+def collect(store, study_or_run: str, with_curves: bool = True) -> Study:
+    name, parent, trials = study_trials(store, study_or_run, with_curves)
     study = Study(name, parent.info.run_id, dict(parent.data.tags), parent.info.start_time, trials)
     finished = [t for t in trials if t.finished]
     if not finished:
