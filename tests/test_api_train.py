@@ -23,7 +23,7 @@ def test_train_returns_its_checkpoint_final_rates_and_run(smoke_trained: TrainRe
     assert result.checkpoint == smoke_home / "train" / result.config_hash / f"0-{loaded.cfg.train.phases[-1].name}"
     assert (result.checkpoint / "done.json").is_file() and (result.checkpoint / "config.json").is_file()
     assert (result.checkpoint / "model.safetensors").stat().st_size > 0
-    from api.train.checkpoints import load_model
+    from ttt_lab.train.checkpoints import load_model
 
     model, _ = load_model(str(result.checkpoint), loaded.cfg)
     assert sum(p.numel() for p in model.parameters()) > 0

@@ -294,19 +294,31 @@ def test_a_warm_up_with_no_games_and_no_trees_is_refused() -> None:
     load(["train.sft.num_games=0", "train.sft.enabled=false"])
 
 
-def test_the_warm_up_shows_each_optimizer_step_with_its_loss(tiny_checkpoint: Path, tmp_path: Path,
-                                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_the_warm_up_shows_each_optimizer_step_with_its_loss(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """Where there is no terminal for the bar, one line per SFT step, with the loss logged at it."""
     import logging
 
     from ttt_lab.train.sft import run_sft
 
-    cfg = cfg_for(tmp_path, "train.sft.num_games=40", "train.sft.epochs=1", "train.sft.logging_steps=1")
-    with caplog.at_level(logging.INFO, logger="ttt_lab"):
+    lines: list[str] = []
+
+    class Keep(logging.Handler):  # on ttt-lab's logger itself: another test may have stopped its propagation
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger, keep = logging.getLogger("ttt_lab"), Keep(logging.INFO)
+    level = logger.level
+    logger.addHandler(keep)
+    logger.setLevel(logging.INFO)
+    try:
+        cfg = cfg_for(tmp_path, "train.sft.num_games=40", "train.sft.epochs=1", "train.sft.logging_steps=1")
         info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("SFT warm-up step")]
-    assert len(lines) == info["steps"] >= 2
-    assert [float(x.rsplit("loss ", 1)[1]) for x in lines] == pytest.approx(info["losses"], abs=5e-4)
+    finally:
+        logger.removeHandler(keep)
+        logger.setLevel(level)
+    steps = [x for x in lines if x.startswith("SFT warm-up step")]
+    assert len(steps) == info["steps"] >= 2
+    assert [float(x.rsplit("loss ", 1)[1]) for x in steps] == pytest.approx(info["losses"], abs=5e-4)
 
 
 def test_a_warm_up_in_smaller_passes_makes_the_same_update(tiny_checkpoint: Path, tmp_path: Path) -> None:
