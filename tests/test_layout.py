@@ -25,13 +25,16 @@ LAYERS = [
     {"studies"},
     {"report"},
     {"api"},
-    {"views"},
+    {"cli_kit.tables", "cli_kit.front", "cli_kit.error_output"},
     {"commands", "completion"},
     {"cli_kit"},
     {"cli"},
 ]
 """Each package may import the ones in the rows above it only. Audits (domain logic) sit below
-studies (orchestration): a study trial runs the policy audit of its checkpoint."""
+studies (orchestration): a study trial runs the policy audit of its checkpoint. The rows below
+`api` are the CLI layer: `cli_kit`'s presentation modules (named one by one: a row may name a
+module of a package) sit below the commands that draw with them, the rest of `cli_kit` (the
+runner, the sub-apps) above them."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
@@ -82,9 +85,15 @@ def graph() -> dict[str, set[str]]:
 
 
 def layer(module: str) -> int:
-    part = module.split(".")[1] if "." in module else "__init__"
+    """The row naming `module` (`cli_kit.front`), else its package's (`cli_kit`). A package's
+    `__init__` sits in the lowest row naming the package or one of its modules: importing any of
+    them runs it."""
+    parts = module.split(".")[1:] or ["__init__"]
     for rank, names in enumerate(LAYERS):
-        if part in names:
+        if ".".join(parts[:2]) in names or (len(parts) == 1 and any(n.split(".")[0] == parts[0] for n in names)):
+            return rank
+    for rank, names in enumerate(LAYERS):
+        if parts[0] in names:
             return rank
     raise AssertionError(f"{module}: its package is in no layer of tests/test_layout.py; add it")
 
@@ -93,10 +102,28 @@ def package(module: str) -> str:
     return module.split(".")[1] if "." in module else ""
 
 
+def runs_up(module: str, imported: str) -> bool:
+    """An import up the rows, or sideways into another package of the same row; within a package
+    and a row, modules import each other freely."""
+    if layer(imported) == layer(module):
+        return package(imported) != package(module)
+    return layer(imported) > layer(module)
+
+
 def test_imports_point_down_the_layers() -> None:
-    wrong = [f"{m} -> {i}" for m, deps in graph().items() for i in deps
-             if package(m) != package(i) and layer(i) >= layer(m)]
+    wrong = [f"{m} -> {i}" for m, deps in graph().items() for i in deps if runs_up(m, i)]
     assert not wrong, "imports that run up (or sideways) the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_a_module_row_splits_its_package() -> None:
+    assert runs_up("ttt_lab.cli_kit.tables", "ttt_lab.cli_kit.run")  # up its own package's rows: seen
+    assert not runs_up("ttt_lab.cli_kit.run", "ttt_lab.cli_kit.front")
+    assert not runs_up("ttt_lab.commands.train", "ttt_lab.cli_kit.tables")
+    assert runs_up("ttt_lab.commands.train", "ttt_lab.cli_kit.run")
+    assert runs_up("ttt_lab.commands.train", "ttt_lab.completion")  # sideways, same row
+    assert not runs_up("ttt_lab.studies.runner", "ttt_lab.studies.plan")
+    assert layer("ttt_lab.cli_kit") == layer("ttt_lab.cli_kit.front") < layer("ttt_lab.cli_kit.runs")
+    assert runs_up("ttt_lab.cli_kit", "ttt_lab.cli_kit.run")  # its __init__ may not load the runner
 
 
 def test_a_dynamic_upward_import_is_seen() -> None:

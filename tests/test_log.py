@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 
 from ttt_lab import events, log
-from ttt_lab.views import front
+from ttt_lab.cli_kit import front
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def run(fn: Callable[[], Any]) -> Any:
     except TttLabError as e:
         if STATE["debug"]:
             raise
-        from ttt_lab.views.errors import print_error
+        from ttt_lab.cli_kit.error_output import print_error
 
         print_error(e)
         _exit_now(2)
@@ -72,8 +72,8 @@ def console():
     """The command's console (secrets redacted); ttt-lab's log lines and events are drawn there too."""
     from rich.console import Console
 
+    from ttt_lab.cli_kit import front
     from ttt_lab.redact import redacted
-    from ttt_lab.views import front
 
     out = redacted(sys.stdout)
     made = Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ttt_lab import api
-from ttt_lab.views.tables import audit_table
+from ttt_lab.cli_kit.tables import audit_table
 
 
 def run_audit(kind: str, overrides: list[str], console: Console, file: Path | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ttt_lab import api
-from ttt_lab.views.tables import eval_table
+from ttt_lab.cli_kit.tables import eval_table
 
 
 def evaluate(overrides: list[str], console: Console) -> None:

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ttt_lab import api
-from ttt_lab.views.tables import rich_table
+from ttt_lab.cli_kit.tables import rich_table
 
 
 def sweep(args: list[str], *, dry_run: bool = False, workers: int | None = None, storage: str | None = None,

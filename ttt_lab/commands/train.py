@@ -9,10 +9,10 @@ import sys
 from rich.console import Console
 
 from ttt_lab import api, log
+from ttt_lab.cli_kit import front
+from ttt_lab.cli_kit.error_output import print_error
+from ttt_lab.cli_kit.tables import gains_line, train_table
 from ttt_lab.redact import redacted
-from ttt_lab.views import front
-from ttt_lab.views.errors import print_error
-from ttt_lab.views.tables import gains_line, train_table
 
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:

@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ttt_lab import events, log
-from ttt_lab.views.tables import rich_table
+from ttt_lab.cli_kit.tables import rich_table
 
 STATE_STYLE = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red"}
 
