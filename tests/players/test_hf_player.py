@@ -69,16 +69,22 @@ def test_a_local_model_path_that_is_no_checkpoint_is_named_before_transformers_r
     assert resolve("org/model-name") == "org/model-name"  # a hub id is left to transformers
 
 
-@pytest.mark.parametrize("precision", ["bf16", "auto"])
-def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: Path, precision: str) -> None:
-    """train.precision=bf16 reaches `ttt-lab eval`'s player (bf16 autocast); auto keeps fp32 there."""
+@pytest.mark.parametrize(("precision", "native", "bf16"),
+                         [("bf16", False, True), ("fp32", True, False), ("auto", True, True), ("auto", False, False)])
+def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: Path, precision: str, native: bool,
+                                                               bf16: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """train.precision reaches `ttt-lab eval`'s player (bf16 autocast) by the training's rule: auto
+    is bf16 where the device computes it natively (AVX512-BF16 or AMX on a CPU), else fp32."""
     import torch
 
     from ttt_lab.config.load import load
+    from ttt_lab.train import runtime
 
+    monkeypatch.setattr(runtime, "native_bf16", lambda device: native)
     cfg = load(["player=hf", f"model.path={tiny_checkpoint}", f"train.precision={precision}",
                 "player.max_new_tokens=2"]).cfg
     player = HFPlayer.from_config(cfg)
+    assert player.bf16 == bf16
     seen: list[bool] = []
     forward = player.model.forward
 
@@ -88,4 +94,4 @@ def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: 
 
     player.model.forward = spy
     play_games(player, make_dataset(DatasetConfig(size=1), 0), EnvConfig(max_model_turns=1), MinimaxOpponent())
-    assert seen and set(seen) == {precision == "bf16"}
+    assert seen and set(seen) == {bf16}

@@ -11,9 +11,11 @@ from tests.vllm.conftest import NO_VLLM, WHY
 
 pytestmark = [pytest.mark.vllm, pytest.mark.skipif(NO_VLLM, reason=WHY)]
 
-# sampled, not exact: the test compares the games each player actually played
+# sampled, not exact: the test compares the games each player actually played; turn by turn
+# (player.kv_cache=false), re-reading each conversation as text as the server does, in fp32
 SAME = ["eval.suite=quick", "eval.mode=sampled", "games=20", "env.think=off", "player.max_new_tokens=6",
-        "player.temperature=0", "tracking.enabled=false"]
+        "player.temperature=0", "train.precision=fp32", "player.kv_cache=false",
+        "tracking.enabled=false"]
 
 
 def _games(out: str) -> list[dict]:
@@ -55,7 +57,7 @@ def test_the_real_model_plays_the_same_greedy_games_through_vllm_and_transformer
     # the base model rarely writes a legal move: four turns keep its retried conversations within
     # the server's context (--max-model-len)
     same = [*SAME[:2], "games=4", "env.think=off", "env.max_model_turns=4", "player.max_new_tokens=10",
-            "player.temperature=0", "tracking.enabled=false"]
+            "player.temperature=0", "train.precision=fp32", "player.kv_cache=false", "tracking.enabled=false"]
     served = cli("eval", "player=openai", f"player.base_url={smollm2_server}",
                  f"player.served_model={smollm2_checkpoint}", *same, timeout=900)
     local = cli("eval", "player=hf", "model=smollm2-135m", f"model.path={smollm2_checkpoint}", *same, timeout=900)

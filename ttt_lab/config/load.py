@@ -339,10 +339,12 @@ def _is_short(override: str) -> bool:
     return parts[1] not in Config.__dataclass_fields__ and parts[1] not in groups()
 
 
-NEUTRAL_DEFAULTS = {("opponent", "keep"): "best", ("model", "package"): "", ("model", "gguf_file"): ""}
+NEUTRAL_DEFAULTS = {("opponent", "keep"): "best", ("model", "package"): "", ("model", "gguf_file"): "",
+                    ("player", "kv_cache"): True}
 """Settings added after runs were recorded, at the default that reproduces what those runs did:
 left there, they do not change a config's identity (a finished trial stays finished, a finding
-still resolves to the configs its trials ran)."""
+still resolves to the configs its trials ran). `player.kv_cache` changes only how a local model's
+evaluation games are computed, never a training."""
 
 
 def config_hash(tree: dict[str, Any]) -> str:

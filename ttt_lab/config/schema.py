@@ -84,6 +84,11 @@ class PlayerConfig:
     """0 means greedy decoding."""
     max_new_tokens: int = 128
     batch_size: int = 64
+    kv_cache: bool = True
+    """A local model's (`player=hf`) sampled evaluation: true plays up to `batch_size` games as one
+    batch through the training's KV-cache engine, the model's own reply tokens kept in its context;
+    false asks `generate` turn by turn, each conversation rendered and tokenized again (as an
+    OpenAI-compatible server reads it; much slower)."""
     base_url: str = "http://127.0.0.1:8000/v1"
     served_model: str = ""
     """Model name sent to an OpenAI-compatible endpoint; defaults to `model.path`."""

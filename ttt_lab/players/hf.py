@@ -1,15 +1,26 @@
-"""A local transformers model as a player: batched, left-padded generation on CPU or GPU."""
+"""A local transformers model as a player: batched, left-padded generation on CPU or GPU, turn by
+turn (`respond`), or whole games through the training's batched KV-cache engine (`play_games`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ttt_lab import log
 from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.env.episode import Turn
 from ttt_lab.errors import TttLabError
 from ttt_lab.players.quiet import quiet_transformers
+
+if TYPE_CHECKING:
+    from ttt_lab.env.dataset import Example
+    from ttt_lab.env.record import GameRecord
+    from ttt_lab.env.settings import EnvConfig
+    from ttt_lab.game.opponents import Opponent
+
+LOG = log.get("players")
 
 
 class ModelLoadError(TttLabError):
@@ -55,7 +66,8 @@ def resolve_model_path(cfg: Config) -> str:
 
 class HFPlayer:
     def __init__(self, path: str, *, device: str = "cpu", dtype: str = "float32", temperature: float = 0.0,
-                 max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, bf16: bool = False) -> None:
+                 max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, bf16: bool = False,
+                 kv_cache: bool = True) -> None:
         quiet_transformers()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -73,7 +85,7 @@ class HFPlayer:
             ) from e
         self._setup(path, device=device, temperature=temperature, max_new_tokens=max_new_tokens,
                     batch_size=batch_size, seed=seed)
-        self.bf16 = bf16
+        self.bf16, self.kv_cache = bf16, kv_cache
 
     def _setup(self, path: str, *, device: str, temperature: float, max_new_tokens: int, batch_size: int,
                seed: int) -> None:
@@ -86,7 +98,7 @@ class HFPlayer:
         self.device, self.temperature = device, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
         self._generator = torch.Generator().manual_seed(seed)
-        self.path, self.bf16 = path, False
+        self.path, self.bf16, self.kv_cache = path, False, True
 
     @classmethod
     def from_model(cls, model, tokenizer, *, device: str = "cpu", temperature: float = 0.0,
@@ -102,16 +114,54 @@ class HFPlayer:
 
     @classmethod
     def from_config(cls, cfg: Config) -> HFPlayer:
+        """The player `cfg` names, at the training's precision (`train.precision`; auto: bf16
+        autocast where the device computes bf16 natively, as `train.runtime.use_bf16` decides)."""
+        from ttt_lab.train.runtime import use_bf16
+
         p = cfg.player
         return cls(resolve_model_path(cfg), device=cfg.model.device, dtype=cfg.model.dtype,
                    temperature=p.temperature, max_new_tokens=p.max_new_tokens, batch_size=p.batch_size,
-                   seed=cfg.seed, bf16=cfg.train.precision == "bf16")
+                   seed=cfg.seed, bf16=use_bf16(cfg, LOG.info), kv_cache=p.kv_cache)
 
     def respond(self, turns: Sequence[Turn]) -> list[str]:
         out: list[str] = []
         for i in range(0, len(turns), self.batch_size):
             out += self._generate([t.messages for t in turns[i : i + self.batch_size]])
         return out
+
+    def play_games(self, examples: Sequence[Example], env: EnvConfig, opponent: Opponent, *,
+                   max_batch: int | None = None, on_finished: Callable[[int], None] | None = None,
+                   opponent_seeding: str = "per_example", game_offset: int = 0) -> list[GameRecord]:
+        """Whole games, as `env.driver.play_games` plays them with this player, but through the
+        training's rollout engine (`train.rollout.play_rollouts`): up to `batch_size` games (and
+        `max_batch`) in one batch, the KV cache kept across turns, so no turn re-reads its
+        conversation. Sampling draws one seed from this player's stream per call and gives each
+        game its own stream from it: a game plays the same however the games are batched, and
+        the process's global RNG is left alone. `on_finished(n)`: after each batch of n games.
+        With `kv_cache` false: turn by turn through `respond`, as `env.driver.play_games`."""
+        import torch
+
+        if not self.kv_cache:
+            from ttt_lab.env.driver import play_games
+
+            return play_games(self, examples, env, opponent, max_batch=max_batch, on_finished=on_finished,
+                              opponent_seeding=opponent_seeding, game_offset=game_offset)
+        from ttt_lab.train.rollout import Sampling, play_rollouts
+
+        env.validate()
+        seed = int(torch.randint(0, 2**62, (1,), generator=self._generator)) if self.temperature > 0 else None
+        sampling = Sampling(self.temperature, self.max_new_tokens, self.bf16)
+        chunk = max(1, min(self.batch_size, max_batch or self.batch_size))
+        records: list[GameRecord] = []
+        for start in range(0, len(examples), chunk):
+            part = examples[start : start + chunk]
+            rollouts = play_rollouts(self.model, self.tokenizer, part, env, opponent, sampling,
+                                     opponent_seeding=opponent_seeding, game_offset=game_offset + start,
+                                     sampling_seed=seed)
+            records += [r.record for r in rollouts if r.record is not None]
+            if on_finished is not None:
+                on_finished(len(part))
+        return records
 
     def _generate(self, conversations: list[list[dict[str, str]]]) -> list[str]:
         import torch
