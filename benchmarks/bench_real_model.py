@@ -84,11 +84,11 @@ def engine_rate(path: Path, overrides: list[str], *, games: int) -> float:
     import torch
 
     from ttt_lab.config.load import load
+    from ttt_lab.engine.rollout import Sampling, play_rollouts
     from ttt_lab.env.dataset import make_dataset
     from ttt_lab.env.settings import DatasetConfig
     from ttt_lab.game.opponents import MinimaxOpponent
     from ttt_lab.train.checkpoints import load_model
-    from ttt_lab.train.rollout import Sampling, play_rollouts
     from ttt_lab.train.runtime import resolve
 
     cfg = load(overrides).cfg
@@ -138,7 +138,8 @@ def main() -> None:
 
     import torch
 
-    from ttt_lab.train.runtime import native_bf16, quiet, torch_threads
+    from ttt_lab.engine.precision import native_bf16
+    from ttt_lab.train.runtime import quiet, torch_threads
 
     quiet()
     torch_threads()

@@ -32,10 +32,11 @@ def measure(base: list[str], start: Path, home: Path, bs: int, steps: int) -> tu
     from transformers import TrainerCallback
 
     from ttt_lab.config.load import load
-    from ttt_lab.train import grpo, grpo_rollout, rollout
+    from ttt_lab.engine import rollout
+    from ttt_lab.engine.precision import use_bf16
+    from ttt_lab.train import grpo, grpo_rollout
     from ttt_lab.train.checkpoints import load_model
     from ttt_lab.train.phase_data import phase_dataset
-    from ttt_lab.train.runtime import use_bf16
 
     cfg = load([*base, f"batch_size={bs}", f"steps={steps}", "train.saves_per_phase=1"]).cfg
     gen, step, began = [], [], []

@@ -27,7 +27,7 @@ import sys
 PRELOAD = (
     "hydra", "omegaconf", "torch", "transformers", "trl", "peft", "mlflow", "optuna", "scipy.stats", "matplotlib",
     "jinja2", "transformers.models.llama.modeling_llama", "ttt_lab.tracking.store", "ttt_lab.train.trainer",
-    "ttt_lab.train.kv_backend", "ttt_lab.train.callbacks", "ttt_lab.studies.pool", "ttt_lab.studies.parent_run",
+    "ttt_lab.engine.kv_backend", "ttt_lab.train.callbacks", "ttt_lab.studies.pool", "ttt_lab.studies.parent_run",
     "ttt_lab.studies.recovery", "ttt_lab.studies.enqueue", "ttt_lab.studies.sampling", "ttt_lab.studies.tables",
 )
 STARTED_WITH_PYTHONPATH = os.environ.get("PYTHONPATH", "")

@@ -18,6 +18,7 @@ LAYERS = [
     {"game"},
     {"env"},
     {"config"},
+    {"engine"},
     {"players", "tracking"},
     {"evaluation"},
     {"train"},

@@ -53,7 +53,7 @@ def test_greedy_engine_games_are_the_turn_by_turn_games_wherever_the_model_sees_
     whose every turn is so is the same game. The two differ only where the model's own reply
     does not tokenize back to the tokens it wrote (the engine keeps those tokens; `generate`
     re-reads the text): from there on the paths may part, as free text meets the tokenizer."""
-    from ttt_lab.train.rollout import Sampling, play_rollouts
+    from ttt_lab.engine.rollout import Sampling, play_rollouts
 
     env, opponent, examples = EnvConfig(think=think, max_model_turns=4), MinimaxOpponent(p_random=0.3), _examples(seed)
     old = play_games(noisy, examples, env, opponent)

@@ -78,9 +78,9 @@ def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: 
     import torch
 
     from ttt_lab.config.load import load
-    from ttt_lab.train import runtime
+    from ttt_lab.engine import precision as engine_precision
 
-    monkeypatch.setattr(runtime, "native_bf16", lambda device: native)
+    monkeypatch.setattr(engine_precision, "native_bf16", lambda device: native)
     cfg = load(["player=hf", f"model.path={tiny_checkpoint}", f"train.precision={precision}",
                 "player.max_new_tokens=2"]).cfg
     player = HFPlayer.from_config(cfg)

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ttt_lab.engine.generation import ChatTokens, _Memo
 from ttt_lab.env import prompts
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.episode import Episode
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import RandomOpponent
 from ttt_lab.players.tiny import build_tokenizer
-from ttt_lab.train.generation import ChatTokens, _Memo
 
 pytestmark = pytest.mark.xdist_group("tiny-tokenizer")
 tokenizer = functools.cache(build_tokenizer)

@@ -6,11 +6,11 @@ with finished games dropped from the batch at every turn."""
 import pytest
 import torch
 
+from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.game.opponents import MinimaxOpponent
 from ttt_lab.players.tiny import build_tokenizer
-from ttt_lab.train.rollout import Sampling, play_rollouts
 
 pytestmark = pytest.mark.numerics
 
@@ -37,7 +37,7 @@ def small(model_type: str, **overrides):
 def test_rollouts_on_real_architectures_match_a_plain_forward_pass(model_type, monkeypatch) -> None:
     import warnings
 
-    from ttt_lab.train import rollout
+    from ttt_lab.engine import rollout
 
     model, tok = small(model_type)
     monkeypatch.setattr(rollout, "COMPACT_AT", 1.0)
@@ -58,7 +58,7 @@ def test_rollouts_on_real_architectures_match_a_plain_forward_pass(model_type, m
 
 
 def test_a_sliding_window_shorter_than_a_game_is_named_before_it_skews_anything() -> None:
-    from ttt_lab.train.kv_backend import SlidingWindowWarning
+    from ttt_lab.engine.kv_backend import SlidingWindowWarning
 
     model, tok = small("gemma3_text", sliding_window=8)
     examples = make_dataset(DatasetConfig(size=2), 2)

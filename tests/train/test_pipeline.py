@@ -67,7 +67,7 @@ def test_the_warm_up_key_changes_with_what_the_warm_up_reads_and_only_that(tiny_
     assert key("seed=1") != base and key("dataset.p_max=0.5") != base and key("train.sft.epochs=1") != base
     assert key("train.sft.teacher_scoring=value") != base  # tiny_cpu's teacher plays exploit
     assert key("train.sft.teacher_trees=1") != key("train.sft.teacher_trees=3") != base
-    from ttt_lab.train.runtime import native_bf16
+    from ttt_lab.engine.precision import native_bf16
 
     # a warm-up is keyed on how it ran: auto is bf16 on native hardware only, and never compiles
     assert (key("train.precision=fp32") == base) != native_bf16("cpu")

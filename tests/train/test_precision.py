@@ -8,11 +8,11 @@ from pathlib import Path
 
 import torch
 
+from ttt_lab.engine.precision import autocast, native_bf16, use_bf16
+from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.opponents import MinimaxOpponent
-from ttt_lab.train.rollout import Sampling, play_rollouts
-from ttt_lab.train.runtime import autocast, native_bf16, use_bf16
 
 from .conftest import cfg_for
 
@@ -43,8 +43,8 @@ def test_bf16_plays_the_greedy_moves_of_fp32_with_close_log_probs(sft_run, tmp_p
     the tolerance, so bf16 picks fp32's move wherever fp32's best token leads its second by more
     than twice the tolerance (a near-tie may go either way; the briefly trained fixture model
     has many among its moves)."""
+    from ttt_lab.engine.rollout import generation_model
     from ttt_lab.train.checkpoints import load_model
-    from ttt_lab.train.rollout import generation_model
 
     cfg = cfg_for(tmp_path)
     model, tok = load_model(str(sft_run[0]), cfg)

@@ -6,10 +6,10 @@ import inspect
 
 import torch
 
+from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.game.opponents import MinimaxOpponent
-from ttt_lab.train.rollout import Sampling, play_rollouts
 
 
 class StandIn:

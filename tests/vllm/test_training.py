@@ -68,7 +68,8 @@ def test_colocated_vllm_plays_the_rollouts_and_receives_every_update(warm: Path,
     from transformers import TrainerCallback
 
     from ttt_lab.config.load import load
-    from ttt_lab.train import grpo, vllm_backend
+    from ttt_lab.engine import vllm_backend
+    from ttt_lab.train import grpo
 
     cfg = load(["experiment=smoke", f"home={tmp_path}", "tracking.enabled=false", "train.use_vllm=true",
                 "train.vllm_mode=colocate", "steps=3", "batch_size=16", "num_generations=4", "temperature=1.5",

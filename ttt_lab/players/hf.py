@@ -115,8 +115,8 @@ class HFPlayer:
     @classmethod
     def from_config(cls, cfg: Config) -> HFPlayer:
         """The player `cfg` names, at the training's precision (`train.precision`; auto: bf16
-        autocast where the device computes bf16 natively, as `train.runtime.use_bf16` decides)."""
-        from ttt_lab.train.runtime import use_bf16
+        autocast where the device computes bf16 natively, as `engine.precision.use_bf16` decides)."""
+        from ttt_lab.engine.precision import use_bf16
 
         p = cfg.player
         return cls(resolve_model_path(cfg), device=cfg.model.device, dtype=cfg.model.dtype,
@@ -146,7 +146,7 @@ class HFPlayer:
 
             return play_games(self, examples, env, opponent, max_batch=max_batch, on_finished=on_finished,
                               opponent_seeding=opponent_seeding, game_offset=game_offset)
-        from ttt_lab.train.rollout import Sampling, play_rollouts
+        from ttt_lab.engine.rollout import Sampling, play_rollouts
 
         env.validate()
         seed = int(torch.randint(0, 2**62, (1,), generator=self._generator)) if self.temperature > 0 else None

@@ -62,7 +62,7 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
 
     trainer.remove_callback(PrinterCallback)
     if cfg.train.use_vllm:
-        from ttt_lab.train.vllm_backend import use_in_place_reload
+        from ttt_lab.engine.vllm_backend import use_in_place_reload
 
         use_in_place_reload(trainer)
     last = resume_point(work, say) if resume else None

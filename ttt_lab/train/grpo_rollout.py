@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from ttt_lab.config.build import build_opponent
 from ttt_lab.config.schema import Config, PhaseConfig
+from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.dataset import Example
 from ttt_lab.train import distributed
 from ttt_lab.train.phase_data import PHASE_SALT
-from ttt_lab.train.rollout import Sampling, play_rollouts
 from ttt_lab.train.runtime import Runtime, resolve
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def make_rollout_func(cfg: Config, phase: PhaseConfig, examples: list[Example], 
 
 
 def max_completion_tokens(cfg: Config, max_new_tokens: int, tokenizer) -> int:
-    from ttt_lab.train.generation import ChatTokens
+    from ttt_lab.engine.generation import ChatTokens
 
     return cfg.env.max_model_turns * (max_new_tokens + ChatTokens(tokenizer).max_env_tokens())
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ttt_lab.config.schema import Config
+from ttt_lab.engine.precision import use_bf16
 from ttt_lab.errors import TttLabError
 
 
@@ -95,30 +96,6 @@ def kernel_path(device: str = "cpu") -> dict[str, str]:
     return path
 
 
-def native_bf16(device: str) -> bool:
-    """Whether `device` computes bf16 matmuls in hardware (emulated bf16 is slower than fp32)."""
-    import torch
-
-    if device.startswith("cuda"):
-        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
-
-
-def use_bf16(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
-    """Whether training and rollouts run under bf16 autocast (`train.precision`); `say` hears
-    the one line explaining a fallback to fp32."""
-    if cfg.model.dtype == "bfloat16" or cfg.train.precision == "bf16":
-        return True
-    if cfg.train.precision == "fp32":
-        return False
-    if native_bf16(cfg.model.device):
-        return True
-    if say is not None:
-        say(f"train.precision=auto: {cfg.model.device} has no native bf16 (no AVX512-BF16/AMX on this CPU, or no "
-            "bf16 GPU): training in fp32 (train.precision=bf16 forces emulated bf16, usually slower)")
-    return False
-
-
 def use_compile(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
     """Whether SFT and RL updates run a torch.compiled model (`train.compile`); `say` hears why
     `auto` does not."""
@@ -129,17 +106,6 @@ def use_compile(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
         say(f"train.compile=auto: not compiling on {cfg.model.device} (on a CPU compiling costs more than it "
             "saves in a run of minutes; train.compile=true forces it)")
     return False
-
-
-def autocast(bf16: bool, device: str):
-    """bf16 autocast on `device` when `bf16`, else a no-op context."""
-    import contextlib
-
-    import torch
-
-    if not bf16:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16)
 
 
 def check_device(cfg: Config) -> None:

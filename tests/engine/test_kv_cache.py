@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from ttt_lab.train.kv_cache import GrowingCache
+from ttt_lab.engine.kv_cache import GrowingCache
 
 pytestmark = pytest.mark.numerics
 

@@ -3,11 +3,11 @@ from collections import defaultdict
 import pytest
 import torch
 
+from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
 from ttt_lab.game.board import play
 from ttt_lab.game.opponents import MinimaxOpponent
-from ttt_lab.train.rollout import Sampling, play_rollouts
 
 pytestmark = [pytest.mark.xdist_group("rollout"), pytest.mark.numerics]
 
@@ -91,8 +91,8 @@ def test_dropping_finished_games_from_the_batch_changes_no_probability(sft_run, 
     whole game gives it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ttt_lab.train import kv_backend, rollout
-    from ttt_lab.train.kv_cache import GrowingCache
+    from ttt_lab.engine import kv_backend, rollout
+    from ttt_lab.engine.kv_cache import GrowingCache
 
     model, tok = AutoModelForCausalLM.from_pretrained(sft_run[0]), AutoTokenizer.from_pretrained(sft_run[0])
     examples = make_dataset(DatasetConfig(size=16, model_symbol="alternate", p_min=0.0, p_max=1.0), 4)

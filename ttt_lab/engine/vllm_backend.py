@@ -15,7 +15,7 @@ in-place reload instead, which restores the layers, loads every weight and packs
 
 from __future__ import annotations
 
-from ttt_lab.train.generation import Reply
+from ttt_lab.engine.generation import Reply
 
 
 class VLLMBackend:

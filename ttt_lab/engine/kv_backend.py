@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ttt_lab.train.generation import ChatTokens, Reply, Sampling
+from ttt_lab.engine.generation import ChatTokens, Reply, Sampling
 
 
 class KVCacheBackend:
@@ -133,7 +133,7 @@ def _cache(config, max_len: int):
     convolutions), which is slower but knows every layer type."""
     from transformers import DynamicCache
 
-    from ttt_lab.train.kv_cache import GrowingCache
+    from ttt_lab.engine.kv_cache import GrowingCache
 
     text = config.get_text_config()
     types = set(getattr(text, "layer_types", None) or ["full_attention"])

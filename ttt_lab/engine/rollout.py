@@ -18,15 +18,15 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from ttt_lab.engine.generation import Backend, ChatTokens, Reply, Rollout, Sampling
+from ttt_lab.engine.kv_backend import KVCacheBackend
+from ttt_lab.engine.precision import autocast
+from ttt_lab.engine.vllm_backend import VLLMBackend
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.episode import Episode, opponent_seed
 from ttt_lab.env.settings import EnvConfig
 from ttt_lab.game.opponents import Opponent
 from ttt_lab.game.seeding import derive_seed
-from ttt_lab.train.generation import Backend, ChatTokens, Reply, Rollout, Sampling
-from ttt_lab.train.kv_backend import KVCacheBackend
-from ttt_lab.train.runtime import autocast
-from ttt_lab.train.vllm_backend import VLLMBackend
 
 
 def play_rollouts(
