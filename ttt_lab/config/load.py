@@ -267,18 +267,26 @@ def _explain(e: BaseException) -> str:
     )
 
 
-def load(overrides: list[str] | None = None) -> Loaded:
-    """Compose, resolve short names, type-check and validate the configuration."""
+def load(overrides: list[str] | None = None, *,
+         plain_trees: dict[tuple[str, ...], dict[str, Any]] | None = None) -> Loaded:
+    """Compose, resolve short names, type-check and validate the configuration. Short names are
+    resolved on the tree composed without them; `plain_trees` keeps those trees by their
+    overrides, for a caller that loads many configs sharing them (a study's trials)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     overrides = list(overrides or [])
     plain = [o for o in overrides if not _is_short(o)]
-    base = compose_tree(plain)
     resolved = overrides
-    if len(plain) != len(overrides):
-        tree = OmegaConf.to_container(base, resolve=False)
-        resolved = ov.resolve(overrides, aliases(), tree, groups())  # type: ignore[arg-type]
+    if len(plain) == len(overrides):
+        base = compose_tree(plain)
+    else:
+        unshort = None if plain_trees is None else plain_trees.get(tuple(plain))
+        if unshort is None:
+            unshort = cast(dict[str, Any], OmegaConf.to_container(compose_tree(plain), resolve=False))
+            if plain_trees is not None:
+                plain_trees[tuple(plain)] = unshort
+        resolved = ov.resolve(overrides, aliases(), unshort, groups())
         base = compose_tree(resolved)
     try:
         tree = OmegaConf.to_container(base, resolve=True)

@@ -29,15 +29,17 @@ class PlannedTrial:
 
 
 class Composer:
-    """The configs one command composed, by their overrides: each is composed once."""
+    """The configs one command composed, by their overrides: each is composed once, and so is
+    the tree their short names are resolved on (trials that differ in short names share it)."""
 
     def __init__(self) -> None:
         self.done: dict[tuple[str, ...], Loaded] = {}
+        self.plain_trees: dict[tuple[str, ...], dict[str, Any]] = {}
 
     def __call__(self, overrides: list[str]) -> Loaded:
         key = tuple(overrides)
         if key not in self.done:
-            self.done[key] = load(list(overrides))
+            self.done[key] = load(list(overrides), plain_trees=self.plain_trees)
         return self.done[key]
 
 
