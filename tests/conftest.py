@@ -168,3 +168,12 @@ def sft_run(tiny_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     home = tmp_path_factory.mktemp("sft")
     cfg = cfg_for(home, "train.sft.epochs=10", "train.sft.learning_rate=1e-2")
     return home / "sft", run_sft(cfg, str(tiny_checkpoint), home / "sft")
+
+
+@pytest.fixture(scope="session")
+def named_plans(tmp_path_factory: pytest.TempPathFactory):
+    """The shipped studies, each planned once by this test process (`tests.named_plans`); the
+    tests that share it are marked `xdist_group("named-plans")`."""
+    from tests.named_plans import NamedPlans
+
+    return NamedPlans(tmp_path_factory.mktemp("named-plans") / "runs")

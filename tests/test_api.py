@@ -64,8 +64,10 @@ def test_audit_returns_its_checks_and_files(home: Path, capfd: pytest.CaptureFix
         api.audit("nope")  # type: ignore[arg-type]
 
 
-def test_sweep_dry_run_of_a_named_study(home: Path) -> None:
-    result = api.sweep("quickstart", dry_run=True)
+@pytest.mark.xdist_group("named-plans")
+def test_sweep_dry_run_of_a_named_study(home: Path, named_plans) -> None:
+    with named_plans.reused("quickstart"):  # the study's configs, composed once for every test of the shipped studies
+        result = api.sweep("quickstart", dry_run=True)
     assert result.name == "quickstart" and result.parent_run_id is None and result.ok
     with pytest.raises(TttLabError, match=r"launcher settings .* without --launcher"):
         api.sweep(None, ["batch_size=8,16", "launcher.partition=gpu"], dry_run=True)

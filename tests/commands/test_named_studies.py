@@ -41,7 +41,8 @@ def test_lookup_order_origin_and_a_clash(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_a_bare_study_name_runs_and_an_unknown_one_lists_the_studies(home: Path) -> None:
-    assert "quickstart" in cli("sweep", "quickstart", "--dry-run").stdout
+    dry = " ".join(cli("sweep", "quickstart", "--dry-run").stdout.split())
+    assert "quickstart" in dry and "margin ±" in dry and "seeds " in dry, dry[-600:]  # the design, as drawn
     out = cli("sweep", "nosuch", "--dry-run", check=False)
     assert out.returncode == 2 and "no study file nosuch" in out.stderr and "quickstart.yaml" in out.stderr
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli
+from tests.named_plans import NAMES
 from ttt_lab.studies.settle import seeds_for, with_seeds
 from ttt_lab.studies.spec import from_args
 
@@ -91,10 +93,20 @@ def test_a_fixed_design_refuses_a_budget_raise_after_its_first_look(home: Path, 
     assert "decisions: anytime" in text
 
 
-@pytest.mark.parametrize("study", sorted(p.stem for p in (Path(__file__).parents[2] / "sweeps").glob("*.yaml")))
-def test_every_shipped_study_plans_and_shows_its_margin_and_seed_design(home: Path, study: str) -> None:
-    out = cli("sweep", study, "--dry-run")
-    text = " ".join(out.stdout.split())
+@pytest.mark.xdist_group("named-plans")
+@pytest.mark.parametrize("study", NAMES)
+def test_every_shipped_study_plans_and_shows_its_margin_and_seed_design(named_plans, study: str) -> None:
+    """`ttt-lab sweep STUDY --dry-run` as the command runs it (`ttt_lab.api.sweep`; its lines as a
+    sweep worker's log has them), in this process on the study's plan that test_spec_grid.py's
+    tests share (`named_plans`: its configs are composed once). The console's own drawing of a
+    named study's dry run: test_named_studies.py."""
+    from ttt_lab import api, log
+
+    out = io.StringIO()
+    with named_plans.reused(study) as home, log.to(out):
+        result = api.sweep(study, dry_run=True)
+    text = " ".join(out.getvalue().split())
+    assert result.ok and result.parent_run_id is None
     assert "margin ±" in text and ("seeds " in text or "no seed parameter" in text), text[-600:]
     assert not (home / "reports").exists() and not (home / "train").exists()  # planned, nothing run
 

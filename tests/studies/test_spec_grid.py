@@ -4,9 +4,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.named_plans import NAMES
 from ttt_lab.studies.grid import expand, values
 from ttt_lab.studies.plan import make_plan
 from ttt_lab.studies.spec import StudyError, from_args, from_file
+
+NAMED_PLANS = pytest.mark.xdist_group("named-plans")
+"""Tests of every shipped study share its plan (`named_plans`): one test process runs them."""
 
 
 def test_hydra_sweep_syntax_expands_to_the_cartesian_product():
@@ -57,16 +61,12 @@ def test_empty_grid_and_nothing_to_sweep():
         values("opponent", "glob(nothing*)")
 
 
-def test_named_studies_parse_and_plan(tmp_path):
-    from ttt_lab.config.load import conf_dir
-
-    sweeps = conf_dir().parent / "sweeps"
-    names = sorted(p.stem for p in sweeps.glob("*.yaml"))
-    assert {"batch_size", "curriculum", "ablations", "search", "quickstart"} <= set(names)
-    for path in sweeps.glob("*.yaml"):
-        spec = from_file(path, [])
-        plan = make_plan(spec)
-        assert plan.trials or plan.distributions, path
+@NAMED_PLANS
+def test_named_studies_parse_and_plan(tmp_path, named_plans):
+    assert {"batch_size", "curriculum", "ablations", "search", "quickstart"} <= set(NAMES)
+    for name in NAMES:
+        plan = named_plans.plan(name)  # from_file, then make_plan: every grid trial's config composed
+        assert plan.trials or plan.distributions, name
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nparams: {}\n")
     with pytest.raises(StudyError, match="params"):
@@ -127,28 +127,31 @@ def test_a_study_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
         from_file(path, [])
 
 
-def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_with():
+@NAMED_PLANS
+def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_with(named_plans):
     """tiny_cpu trains against every strength after a three-epoch warm-up; the studies in sweeps/
     on experiment=tiny_cpu_study were measured (docs/findings/) with the published first phase
     (30-100 % random moves) after a two-epoch warm-up, and keep both unless the study varies them."""
-    from ttt_lab.config.load import conf_dir, load
+    from ttt_lab.config.load import load
 
     tiny = load(["experiment=tiny_cpu"]).cfg
     assert (tiny.train.phases[0].p_min, tiny.train.sft.epochs) == (0.0, 3)
     checked = []
-    for path in sorted((conf_dir().parent / "sweeps").glob("*.yaml")):
-        spec = from_file(path, [])
+    for name in NAMES:
+        plan = named_plans.plan(name)
+        spec = plan.spec
         if "experiment=tiny_cpu_study" not in spec.overrides:
             continue
-        cfg = load(spec.overrides).cfg
-        assert cfg.train.sft.epochs == 2, path
+        cfg = plan.base.cfg  # load(spec.overrides)
+        assert cfg.train.sft.epochs == 2, name
         if "train.phases.0.p_min" not in spec.params:
-            assert cfg.train.phases[0].p_min == 0.3, path
-            checked.append(path.stem)
+            assert cfg.train.phases[0].p_min == 0.3, name
+            checked.append(name)
     assert {"batch_size", "ablations", "search", "quickstart", "memorisation"} <= set(checked)
 
 
-def test_every_finding_still_resolves_to_the_configs_its_trials_ran():
+@NAMED_PLANS
+def test_every_finding_still_resolves_to_the_configs_its_trials_ran(named_plans):
     """A finding's results.csv records each trial's overrides and config hash: the study file
     and the presets it names (experiment=tiny_cpu_study above all, which restates what the
     findings ran while tiny_cpu moves on) must still resolve to those configs, or rerunning the
@@ -156,19 +159,19 @@ def test_every_finding_still_resolves_to_the_configs_its_trials_ran():
     import csv
     import re
 
-    from ttt_lab.config.load import conf_dir, load
+    from ttt_lab.config.load import conf_dir
 
     root = conf_dir().parent
     found = sorted((root / "docs" / "findings").rglob("results.csv"))
     assert len(found) >= 4
     for results in found:
         study = re.search(r"^# ttt-lab report: (\S+)", (results.parent / "report.md").read_text(), re.M).group(1)
-        spec = from_file(root / "sweeps" / f"{study}.yaml", [])
+        spec = named_plans.plan(study).spec  # from_file(sweeps/STUDY.yaml)
         first = {}  # one trial per condition: a preset that drifted changes every trial's config
         for row in csv.DictReader(results.open()):
             first.setdefault(row["condition"], row)
-        for row in first.values():
-            got = load([*spec.overrides, *row["overrides"].split()]).config_hash
+        for row in first.values():  # load(...), composed once with the study's plan
+            got = named_plans.load(study, [*spec.overrides, *row["overrides"].split()]).config_hash
             assert got == row["config_hash"], (results, row["overrides"])
 
 
