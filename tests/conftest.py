@@ -177,3 +177,15 @@ def named_plans(tmp_path_factory: pytest.TempPathFactory):
     from tests.named_plans import NamedPlans
 
     return NamedPlans(tmp_path_factory.mktemp("named-plans") / "runs")
+
+
+@pytest.fixture
+def expansions(monkeypatch: pytest.MonkeyPatch):
+    """The policies whose trees are expanded through the shared tree cache during the test, in
+    order (`tests.policies.count_expansions`); the cache is emptied before and after."""
+    from tests.policies import count_expansions
+    from ttt_lab.evaluation import trees
+
+    trees.forget()
+    yield count_expansions(monkeypatch)
+    trees.forget()
