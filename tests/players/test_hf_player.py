@@ -95,3 +95,13 @@ def test_the_players_forward_passes_run_at_the_asked_precision(tiny_checkpoint: 
     player.model.forward = spy
     play_games(player, make_dataset(DatasetConfig(size=1), 0), EnvConfig(max_model_turns=1), MinimaxOpponent())
     assert seen and set(seen) == {bf16}
+
+
+@pytest.mark.parametrize(("setting", "kernel"), [("auto", "eager"), ("sdpa", "sdpa"), ("eager", "eager")])
+def test_the_player_loads_the_attention_kernel_the_training_would(tiny_checkpoint: Path, setting: str,
+                                                                  kernel: str) -> None:
+    """model.attention reaches `ttt-lab eval`'s player (auto: eager on a CPU, as for training)."""
+    from ttt_lab.config.load import load
+
+    cfg = load(["player=hf", f"model.path={tiny_checkpoint}", f"model.attention={setting}"]).cfg
+    assert HFPlayer.from_config(cfg).model.config._attn_implementation == kernel

@@ -1,5 +1,6 @@
 """Which arithmetic a model's forward passes run: bf16 autocast where the device computes bf16
-natively (`train.precision`), the one rule the training, its rollouts and `ttt-lab eval` share."""
+natively (`train.precision`) and the attention kernel (`model.attention`), the rules the training,
+its rollouts and `ttt-lab eval` share."""
 
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def use_bf16(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
         say(f"train.precision=auto: {cfg.model.device} has no native bf16 (no AVX512-BF16/AMX on this CPU, or no "
             "bf16 GPU): training in fp32 (train.precision=bf16 forces emulated bf16, usually slower)")
     return False
+
+
+def attention(cfg: Config) -> str:
+    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
+    if cfg.model.attention != "auto":
+        return cfg.model.attention
+    return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 
 def autocast(bf16: bool, device: str):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ttt_lab.config.schema import Config
-from ttt_lab.engine.precision import use_bf16
+from ttt_lab.engine.precision import attention, use_bf16
 from ttt_lab.errors import TttLabError
 
 
@@ -70,13 +70,6 @@ def torch_threads() -> None:
     import torch
 
     torch.set_num_threads(thread_count())
-
-
-def attention(cfg: Config) -> str:
-    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
-    if cfg.model.attention != "auto":
-        return cfg.model.attention
-    return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 
 KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
