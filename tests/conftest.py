@@ -189,3 +189,19 @@ def expansions(monkeypatch: pytest.MonkeyPatch):
     trees.forget()
     yield count_expansions(monkeypatch)
     trees.forget()
+
+
+def make_noisy(path: Path, *, seed: int = 0) -> Path:
+    """The checkpoint at `path`, rewritten with large random weights (normal, sd 0.6): its greedy
+    replies depend on every token of the context, so two engines agreeing on them agree on the
+    whole computation."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(path)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.6)
+    model.save_pretrained(path)
+    return path

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import make_noisy
 from ttt_lab.env.dataset import make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.settings import DatasetConfig, EnvConfig
@@ -21,18 +22,9 @@ def noisy_checkpoint(tiny_checkpoint: Path, tmp_path_factory: pytest.TempPathFac
     """The tiny model with large random weights: its greedy replies depend on the whole context."""
     import shutil
 
-    import torch
-    from transformers import AutoModelForCausalLM
-
     folder = tmp_path_factory.mktemp("noisy") / "tiny"
     shutil.copytree(tiny_checkpoint, folder)
-    model = AutoModelForCausalLM.from_pretrained(folder)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0, 0.6)
-    model.save_pretrained(folder)
-    return folder
+    return make_noisy(folder)
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@ import re
 
 import pytest
 
+from ttt_lab.engine.precision import attention
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.train.checkpoints import load_model
-from ttt_lab.train.runtime import attention
 
 from .conftest import cfg_for
 

@@ -55,21 +55,12 @@ def start_server(model: Path, log: Path) -> tuple[subprocess.Popen, str, float]:
 def noisy_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model with large random weights: its greedy replies depend on every token of
     the context, so two engines agreeing on them agree on the whole computation."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
+    from tests.conftest import make_noisy
     from ttt_lab.config.schema import ModelConfig
     from ttt_lab.players.tiny import build_tiny
 
-    path = build_tiny(tmp_path_factory.mktemp("vllm") / "tiny",
-                      ModelConfig(hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128), seed=0)
-    model = AutoModelForCausalLM.from_pretrained(path)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0, 0.6)
-    model.save_pretrained(path)
-    return path
+    return make_noisy(build_tiny(tmp_path_factory.mktemp("vllm") / "tiny",
+                                 ModelConfig(hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128), seed=0))
 
 
 def serving(model: Path, log_dir: Path, label: str):

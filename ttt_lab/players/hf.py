@@ -118,9 +118,9 @@ class HFPlayer:
     def from_config(cls, cfg: Config) -> HFPlayer:
         """The player `cfg` names, at the training's precision (`train.precision`, auto: bf16 autocast
         where the device computes bf16 natively, `engine.precision.use_bf16`), with the attention
-        kernel `model.attention` names; auto leaves transformers' default (SDPA): whole games
-        through the engine measured faster with SDPA than with eager, the training's auto on a CPU
-        (SmolLM2, 20 games of 8 turns of 128 tokens: 200 s against 289 s)."""
+        kernel `model.attention` names; auto leaves transformers' default (SDPA), which plays
+        whole games through the engine faster than eager, the training's auto on a CPU
+        (docs/benchmarks.md, "A real model on a CPU")."""
         from ttt_lab.engine.precision import use_bf16
 
         p = cfg.player
@@ -139,7 +139,7 @@ class HFPlayer:
                    max_batch: int | None = None, on_finished: Callable[[int], None] | None = None,
                    opponent_seeding: str = "per_example", game_offset: int = 0) -> list[GameRecord]:
         """Whole games, as `env.driver.play_games` plays them with this player, but through the
-        training's rollout engine (`train.rollout.play_rollouts`): up to `batch_size` games (and
+        batched game engine (`engine.rollout.play_rollouts`): up to `batch_size` games (and
         `max_batch`) in one batch, the KV cache kept across turns, so no turn re-reads its
         conversation. Sampling draws one seed from this player's stream per call and gives each
         game its own stream from it: a game plays the same however the games are batched, and

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ttt_lab.config.schema import Config
+from ttt_lab.engine.precision import attention
 from ttt_lab.train import distributed
-from ttt_lab.train.runtime import Runtime, TrainError, attention
+from ttt_lab.train.runtime import Runtime, TrainError
 
 DONE = "done.json"
 
