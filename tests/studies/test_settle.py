@@ -70,7 +70,8 @@ def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
     args = ["eval.transcript=true,false", "seed=0,1", "experiment=smoke", "--name", "same"]
     out = cli("sweep", *args, "--until-settled", "--max-seeds", "2")
     text = " ".join(out.stdout.split())
-    assert "unresolved" in text and "budget (2) is spent" in text and "'equivalent' needs" in text, text
+    assert "unresolved" in text and "budget (2) is spent" in text and "for 'equivalent'" in text, text
+    assert "all agree is decided after 8 seeds" in text and "decide by 10 seeds" in text, text
     again = cli("sweep", *args, "--until-settled", "--max-seeds", "2")
     assert "every trial is done already" in again.stdout
     cli("report", "same")
@@ -78,6 +79,28 @@ def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
     assert verdict["looks"] == [2] and verdict["max_seeds"] == 2 and verdict["procedure"] == "anytime"
     (c,) = verdict["comparisons"]
     assert c["decision"] == "unresolved" and c["difference"] == 0.0 and c["paired"]
+    assert (c["better"], c["worse"], c["ties"]) == (0, 0, 2) and c["mean_decision"] == "unresolved"
+    assert verdict["alpha_split"] == {"improvement": 0.04, "mean": 0.01, "collapse": 0.0}
+
+
+def test_a_design_changed_after_its_first_look_is_refused_and_nothing_is_written(home: Path, tmp_path: Path) -> None:
+    """The margin (or bounds, delta, alpha split, threshold) is stored at the first look: choosing it
+    again after seeing the seeds exits 2 with one paragraph, before any trial or tag is written."""
+    import optuna
+
+    f = tmp_path / "any.yaml"
+    f.write_text("name: any\noverrides: [experiment=smoke]\nmargin: 0.05\n"
+                 "params:\n  eval.transcript: true,false\n  seed: 0,1\n")
+    cli("sweep", str(f), "--until-settled", "--max-seeds", "2")
+    storage = f"sqlite:///{home / 'optuna.db'}"
+    before = optuna.load_study(study_name="any", storage=storage)
+    trials, attrs = len(before.trials), dict(before.user_attrs)
+    f.write_text(f.read_text().replace("margin: 0.05", "margin: 0.2"))
+    changed = cli("sweep", str(f), "--until-settled", "--max-seeds", "4", check=False)
+    text = " ".join((changed.stdout + changed.stderr).split())
+    assert changed.returncode == 2 and "margin 0.05 -> 0.2" in text and "Traceback" not in text, text
+    after = optuna.load_study(study_name="any", storage=storage)
+    assert len(after.trials) == trials and dict(after.user_attrs) == attrs
 
 
 def test_a_fixed_design_refuses_a_budget_raise_after_its_first_look(home: Path, tmp_path: Path) -> None:
@@ -90,6 +113,7 @@ def test_a_fixed_design_refuses_a_budget_raise_after_its_first_look(home: Path, 
     raised = cli("sweep", str(f), "--until-settled", check=False)
     text = " ".join((raised.stdout + raised.stderr).split())
     assert raised.returncode == 2 and "re-divides what was already spent" in text and "Traceback" not in text
+    assert "looks [2] -> [2, 4]" in text
     assert "decisions: anytime" in text
 
 

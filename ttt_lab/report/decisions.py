@@ -1,6 +1,7 @@
-"""The study's answer as decisions: each condition against the reference on the objective —
-differs, differs within the margin, equivalent or unresolved (`ttt_lab.stats.decide`) — as a section
-that leads the report, a forest plot, and as data: `verdict.json` and `results.csv`."""
+"""The study's answer as decisions: each condition against the reference on each endpoint
+(`ttt_lab.stats.decide`) — the probability of improvement first (better or worse on most seeds,
+equivalent, unresolved), the mean difference and collapse beside it — as a section that leads the
+report, a forest plot, and as data: `verdict.json` and `results.csv`."""
 
 from __future__ import annotations
 
@@ -16,16 +17,17 @@ from ttt_lab.formats import points
 from ttt_lab.pages import Figures, Para, Table
 from ttt_lab.report import figures
 from ttt_lab.report.collect import FINAL_METRICS, Study, spec_of
-from ttt_lab.stats.decide import DIFFERS, EQUIVALENT, UNRESOLVED, WITHIN, Comparison, Decisions, decide
-from ttt_lab.stats.design import ANYTIME, FIXED, Design, default_bounds
+from ttt_lab.stats.decide import BETTER, EQUIVALENT, UNRESOLVED, WORSE, Comparison, Decisions, decide
+from ttt_lab.stats.design import ANYTIME, FIXED, MEAN_ALPHA, Design, default_bounds
 from ttt_lab.studies.spec import DEFAULT_MARGIN
 from ttt_lab.tracking import keys
 
-METHOD = {ANYTIME: "betting confidence sequence (Waudby-Smith & Ramdas 2024) on the per-seed differences, valid "
-                   "at every seed count; Bonferroni across the family of comparisons",
-          FIXED: "exact sign-flip permutation test at the declared looks (Holm step-down within a look, "
-                 "Pocock-type spending across looks) for the direction; the betting confidence sequence for "
-                 "the magnitude"}
+METHOD = {ANYTIME: "probability of improvement: a confidence sequence from a mixture of bets on the seeds' scores "
+                   "(better 1, tied 1/2, worse 0), valid at every seed count; mean difference: a betting confidence "
+                   "sequence (Waudby-Smith & Ramdas 2024); Bonferroni across endpoints and comparisons",
+          FIXED: "probability of improvement: an exact two-sided sign test at the declared looks (Holm within a "
+                 "look, Pocock-type spending across looks, a look that cannot reject passing its share on); mean "
+                 "difference: the betting confidence sequence, valid at any look"}
 
 
 @dataclass
@@ -55,7 +57,9 @@ class Answer:
         design = d.design if d else Design(margin=self.margin)
         return {"metric": self.metric, "direction": self.direction, "reference": self.reference,
                 "declared_reference": self.declared, "margin": self.margin, "bounds": list(design.bounds),
-                "alpha": design.alpha, "procedure": design.procedure, "looks": self.looks,
+                "alpha": design.alpha, "alpha_split": {"improvement": design.improvement_alpha,
+                                                       "mean": design.mean_alpha, "collapse": design.collapse_share},
+                "delta": design.delta, "procedure": design.procedure, "looks": self.looks,
                 "declared_looks": list(design.looks), "max_seeds": self.max_seeds,
                 "error_spent": d.spent if d and design.procedure == FIXED else ([design.alpha] if d else []),
                 "family": d.family if d else 0, "method": METHOD[design.procedure], "problem": self.problem,
@@ -100,7 +104,8 @@ def _design(study: Study, metric: str, margin: float) -> Design | None:
     below = tags.get(keys.COLLAPSE_BELOW)
     collapse = {"collapse_below": _float(below, 0.0), "collapse_alpha": _float(tags.get(keys.COLLAPSE_ALPHA), 0.01)} \
         if below else {}
-    return Design(procedure, margin, bounds, looks, **collapse)
+    return Design(procedure, margin, bounds, looks, mean_alpha=_float(tags.get(keys.MEAN_ALPHA), MEAN_ALPHA),
+                  delta=_float(tags.get(keys.DELTA), 0.0), **collapse)
 
 
 def answer(study: Study) -> Answer:
@@ -129,13 +134,15 @@ def answer(study: Study) -> Answer:
                       values=by_cond, study=study.name,
                       problem=f"the objective {metric} has no known range, and a valid decision needs one: declare "
                               "it in the study file (bounds: [low, high]) and report again.")
+    maximize = direction == "maximize"
     result = decide(by_cond, reference=reference, declared=reference == baseline, metric=metric, design=design,
-                    looks=looks)
+                    looks=looks, maximize=maximize)
     per = {b: decide(v, reference=reference, declared=reference == baseline, metric=metric, design=design,
-                     looks=looks).comparisons for b, v in per_block.items() if reference in v}
+                     looks=looks, maximize=maximize).comparisons for b, v in per_block.items() if reference in v}
     from ttt_lab.stats.projection import project
 
-    project(result, max_seeds or max(n for _, n in means.values()), max(1, min(n for _, n in means.values())))
+    project(result, max_seeds or max(n for _, n in means.values()), max(1, min(n for _, n in means.values())),
+            maximize=maximize)
     return Answer(metric, direction, reference, margin, looks, max_seeds, means, result.comparisons,
                   declared=reference == baseline, values=by_cond, study=study.name, decisions=result,
                   per_block=per or None)
@@ -145,32 +152,62 @@ def _span(c: Comparison) -> str:
     return f"{points(c.difference)} points [{points(c.lo)}, {points(c.hi)}]"
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def primary(c: Comparison, a: Answer) -> str:
+    """The probability of improvement's sentence for one comparison, in the endpoint's words."""
+    level = 1 - (a.decisions.design.alpha if a.decisions else 0.05)
+    fixed = c.procedure == FIXED
+    how = f"exact sign test, p = {c.p:.2g}" if fixed else f"anytime {100 * level:.0f} %"
+    better = "higher" if a.direction == "maximize" else "lower"
+    if c.decision == BETTER:
+        bound = "" if fixed else f": better on at least {_pct(c.improvement_lo)} of seeds"
+        return (f"{c.condition} trained the better policy ({better} {a.metric}) than {c.reference} on {c.better} of "
+                f"{c.seeds} seeds{bound} ({how}).")
+    if c.decision == WORSE:
+        bound = "" if fixed else f": better on at least {_pct(1 - c.improvement_hi)} of seeds"
+        return (f"{c.reference} trained the better policy ({better} {a.metric}) than {c.condition} on {c.worse} of "
+                f"{c.seeds} seeds{bound} ({how}).")
+    if c.decision == EQUIVALENT:
+        d = a.decisions.design.delta if a.decisions else 0.0
+        return (f"{c.condition} and {c.reference} are equivalent: neither is better on more than {_pct(0.5 + d)} of "
+                f"seeds (probability of improvement in [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}], {how}).")
+    if c.seeds < 2:
+        return (f"{c.condition} against {c.reference} is unresolved: with {c.seeds or 'no'} seed"
+                f"{'s' * (c.seeds != 1)} compared there is nothing to decide on; give the study seeds (seed=0,1,2).")
+    agree = (f" If the next seeds agree with the majority, it decides after {c.if_agree} seeds."
+             if c.if_agree else "")
+    chance = f" Projected chance of a decision: {_chances(c)}." if c.settle else ""
+    return (f"{c.condition} against {c.reference} is unresolved after {c.seeds} seeds: better on {c.better}, worse on "
+            f"{c.worse}, tied on {c.ties}; probability of improvement {c.improvement:.2f} "
+            f"[{c.improvement_lo:.2f}, {c.improvement_hi:.2f}].{agree}{chance}")
+
+
+def secondary(c: Comparison, a: Answer) -> str:
+    """The mean difference's decision, named as such."""
+    word = {"differs": f"{c.direction} by more than the margin", "differs, within the margin":
+            f"{c.direction}, by less than ±{100 * a.margin:g} points", "equivalent": f"within ±{100 * a.margin:g}",
+            "unresolved": "unresolved"}[c.mean_decision]
+    return f"Mean difference of {c.condition} ({word}): {_span(c)}."
+
+
 def sentences(a: Answer) -> list[str]:
     if len(a.means) < 2:
         return [f"Only one condition ({a.reference}) finished: nothing to compare."]
     if a.problem:
         return [f"Nothing decided: {a.problem}"]
     kind = "the declared baseline" if a.declared else "the best, corrected for choosing it (every pair compared):"
-    out = [f"Each condition against {kind} {a.reference} ({100 * a.means[a.reference][0]:.1f} on {a.metric}); "
-           f"a difference smaller than ±{100 * a.margin:g} points does not matter (the study's margin)."]
+    out = [f"Each condition against {kind} {a.reference} ({100 * a.means[a.reference][0]:.1f} on {a.metric}), "
+           "first on the share of seeds on which it trained the better policy (the probability of improvement), "
+           f"then on the mean difference (margin ±{100 * a.margin:g} points)."]
     for c in a.comparisons:
-        if c.decision == DIFFERS:
-            out.append(f"{c.condition} differs: {c.direction} by more than the margin, {_span(c)}.")
-        elif c.decision == WITHIN:
-            out.append(f"{c.condition} differs, within the margin: {c.direction}, but by less than ±"
-                       f"{100 * a.margin:g} points, {_span(c)}.")
-        elif c.decision == EQUIVALENT:
-            out.append(f"{c.condition} is equivalent (within ±{100 * a.margin:g}): {_span(c)}.")
-        elif c.seeds < 2:
-            out.append(f"{c.condition} is unresolved: with {c.seeds or 'no'} seed{'s' * (c.seeds != 1)} compared "
-                       "with the reference there is no spread to judge it by; give the study seeds (seed=0,1,2).")
-        else:
-            known = f" It is {c.direction}, by an amount not yet known to matter." if c.direction else ""
-            chance = f" Projected chance of a decision: {_chances(c)}." if c.settle else ""
-            out.append(f"{c.condition} is unresolved after {c.seeds} seeds: {_span(c)}.{known}{chance}")
+        out.append(primary(c, a))
+        out.append(secondary(c, a))
     for block, comps in (a.per_block or {}).items():
-        out.append(f"Within {block} alone: " + "; ".join(f"{c.condition} {c.decision}, {_span(c)}" for c in comps)
-                   + ".")
+        out.append(f"Within {block} alone: " + "; ".join(
+            f"{c.condition} {c.decision} ({c.better} better, {c.worse} worse of {c.seeds})" for c in comps) + ".")
     if any(c.decision == UNRESOLVED for c in a.comparisons) and a.decisions and \
             a.decisions.design.procedure == ANYTIME:
         out.append(f"To go on: `ttt-lab sweep {a.study} --until-settled --max-seeds N` adds seeds to every condition, "
@@ -187,17 +224,24 @@ def _chances(c: Comparison) -> str:
 def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
     blocks: list = [Para(s) for s in sentences(a)]
     if a.comparisons:
-        svg = figures.forest_plot(f"{a.metric}: each condition minus {a.reference}",
-                                  [(c.condition, c.difference, c.lo, c.hi, c.decision) for c in a.comparisons],
-                                  a.margin)
+        svg = figures.forest_plot(f"P(better than {a.reference}) for each condition",
+                                  [(c.condition, c.improvement - 0.5, c.improvement_lo - 0.5, c.improvement_hi - 0.5,
+                                    c.decision) for c in a.comparisons],
+                                  a.decisions.design.delta if a.decisions else 0.0,
+                                  axis="probability of improvement minus 1/2 (points); shaded: ±delta")
         svgs["decisions.svg"] = svg
-        blocks.append(Figures([("Decisions: difference and interval per comparison", svg, "decisions.svg")]))
-        rows = [[c.condition, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]", c.decision,
-                 c.direction or "-", "paired" if c.paired else "unpaired", str(c.seeds), _p(c.p_holm),
+        blocks.append(Figures([("Decisions: probability of improvement and its interval per comparison", svg,
+                                "decisions.svg")]))
+        rows = [[c.condition, f"{c.better} / {c.worse} / {c.ties}",
+                 f"{c.improvement:.2f} [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}]", c.decision,
+                 str(c.if_agree or "-") if c.decision == UNRESOLVED else "-", _p(c.p),
+                 f"{points(c.difference)} [{points(c.lo)}, {points(c.hi)}]", c.mean_decision,
+                 "paired" if c.paired else "matched in seed order", str(c.seeds),
                  _chances(c) if c.decision == UNRESOLVED else "-"]
                 for c in a.comparisons]
-        blocks.append(Table(["condition", "difference (points)", "interval", "decision", "direction", "design",
-                             "seeds", "p (Holm)", "chance to settle"], rows))
+        blocks.append(Table(["condition", "better / worse / tied", "P(improvement) [interval]", "decision",
+                             "decides at (if the next agree)", "p (sign test)", "mean difference (points)",
+                             "mean decision", "design", "seeds", "chance to settle"], rows))
     blocks += collapse_blocks(a)
     blocks += seed_blocks(a)
     blocks += aggregate_blocks(a, svgs)
@@ -206,27 +250,33 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
         spent = (f"error spent by the looks taken ({', '.join(map(str, d.looks))} of "
                  f"{', '.join(map(str, d.design.looks))}): {', '.join(f'{x:.4f}' for x in d.spent)}"
                  if d.design.procedure == FIXED else "valid after every seed, whatever the budget")
-        blocks.append(Para(f"Decisions ({d.design.procedure}, alpha {d.design.alpha:g} over {d.family} "
-                           f"comparison(s)): {METHOD[d.design.procedure]}; {spent}. The interval is the confidence "
-                           f"sequence's for the mean difference, the objective bounded by {list(d.design.bounds)}. "
+        g = d.design
+        blocks.append(Para(f"Decisions ({g.procedure}, alpha {g.alpha:g} split before the first look: probability of "
+                           f"improvement {g.improvement_alpha:g}, mean difference {g.mean_alpha:g}"
+                           + (f", collapse {g.collapse_alpha:g}" if g.collapse_below is not None else "")
+                           + f", each over {d.family} comparison(s)): {METHOD[g.procedure]}; {spent}. The mean's "
+                           f"interval is for the mean difference, the objective bounded by {list(g.bounds)}. "
                            "verdict.json and results.csv beside this page hold the same answer as data.", "note"))
     return blocks
 
 
 def collapse_blocks(a: Answer) -> list:
-    """The declared collapse endpoint: each arm's collapse rate beside the reference's."""
+    """The declared collapse endpoint: each arm's collapses beside the reference's, decided on the
+    seeds where exactly one of them collapsed."""
     d = a.decisions
     if not d or not d.collapse:
         return []
     rows = [[r.condition, f"{r.collapsed} of {r.seeds} ({100 * r.rate:.0f} %)",
              f"{r.reference_collapsed} of {r.reference_seeds} ({100 * r.reference_rate:.0f} %)",
-             f"[{points(r.lo)}, {points(r.hi)}]" if math.isfinite(r.lo) else _p(r.p), r.test,
+             f"{r.only_reference} / {r.only_condition}", str(r.needed or "-"),
+             f"[{r.lo:.2f}, {r.hi:.2f}]" if math.isfinite(r.lo) else _p(r.p),
              f"{r.direction} collapses than the reference" if r.direction else "not shown"] for r in d.collapse]
-    return [Para(f"Collapse (declared before the first trial): a seed whose {a.metric} ends below "
-                 f"{d.design.collapse_below:g} collapsed; compared at alpha {d.design.collapse_alpha:g} over the "
-                 "comparisons."),
-            Table(["condition", "collapsed", f"{a.reference} collapsed", "interval (points) or p", "test",
-                   "decision"], rows)]
+    return [Para(f"Collapse (declared before the first look): a seed whose {a.metric} ends on the wrong side of "
+                 f"{d.design.collapse_below:g} collapsed. Only a seed where exactly one arm collapsed says which "
+                 f"collapses more; at alpha {d.design.collapse_alpha:g} over the comparisons a decision needs at "
+                 "least the discordant seeds shown, all one way (no valid test decides on fewer)."),
+            Table(["condition", "collapsed", f"{a.reference} collapsed", "discordant: only reference / only this",
+                   "discordant seeds a decision needs", "interval (P fewer) or p", "decision"], rows)]
 
 
 def seed_blocks(a: Answer) -> list:

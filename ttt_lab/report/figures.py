@@ -89,8 +89,8 @@ def aggregate(curves: list[list[tuple[int, float]]], scale: float = 1.0) -> list
     return out
 
 
-def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], margin: float, unit: float = 100.0
-                ) -> str:
+def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], margin: float, unit: float = 100.0,
+                *, axis: str = "difference from the reference (points); shaded: ±margin") -> str:
     """One line per comparison: its difference (dot) and interval (bar), with 0 and the ±margin band
     marked; `rows` = [(label, difference, low, high, decision)], values multiplied by `unit`."""
     row_h, left, right = 26, 230, 120
@@ -109,11 +109,12 @@ def forest_plot(title: str, rows: list[tuple[str, float, float, float, str]], ma
              f'height="{bottom - top}" fill="#3c9d5d" fill-opacity="0.12"><title>±margin</title></rect>',
              f'<line x1="{sx(0):.1f}" y1="{top}" x2="{sx(0):.1f}" y2="{bottom}" stroke="#555"/>',
              f'<line x1="{left}" y1="{bottom}" x2="{W - right}" y2="{bottom}" stroke="#888"/>',
-             f'<text x="{(left + W - right) / 2}" y="{h - 4}" font-size="11" text-anchor="middle">difference from '
-             f"the reference (points); shaded: ±margin</text>"]
+             f'<text x="{(left + W - right) / 2}" y="{h - 4}" font-size="11" text-anchor="middle">'
+             f"{html.escape(axis)}</text>"]
     for t in _ticks(x0, x1):
         parts.append(f'<text x="{sx(t):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle">{t:.3g}</text>')
-    colours = {"differs": "#d1603d", "equivalent": "#3c9d5d"}
+    colours = {"differs": "#d1603d", "equivalent": "#3c9d5d", "better on most seeds": "#d1603d",
+               "worse on most seeds": "#d1603d"}
     for i, (label, d, lo, hi, decision) in enumerate(rows):
         y = top + row_h * (i + 0.5)
         colour = colours.get(decision, "#6b6b6b")

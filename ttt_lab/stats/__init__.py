@@ -1,4 +1,5 @@
-"""Statistics of studies in one place: the two decision procedures (`anytime`: a betting confidence
-sequence; `fixed`: exact sign-flip tests at declared looks), their multiplicity and spending, the
-projection of seeds to settle, the collapse endpoint, rates and aggregates, and the simulators
-that measure every procedure's error rates (`benchmarks/bench_decisions.py`)."""
+"""Statistics of studies in one place: the endpoints (the probability of improvement, primary; the
+mean difference; collapse), their anytime-valid confidence sequences and the fixed design's exact
+sign tests, spending across looks, the projection of seeds to settle, rates and aggregates. The
+simulators that measure every procedure's error rates live beside their benchmark
+(`benchmarks/calibration/`), not in the package."""

@@ -1,13 +1,14 @@
 """The collapse endpoint: trainings collapse or they do not, so a study may declare
-`collapse_below:` before its first trial and get each arm's collapse rate, compared with the
-reference's at its own share of alpha (`collapse_alpha:`).
+`collapse_below:` before its first look and get each arm's collapse rate against the reference's,
+decided at its own share of alpha (`collapse_alpha:`).
 
-Arms that ran the same seeds are compared seed by seed: each seed's collapse indicators differ by
--1, 0 or +1, and the exact sign-flip test on those differences is the exact McNemar test — valid
-under the null's exchangeability of the arms within a seed, which an unpaired test (Boschloo,
-Fisher) is not when the arms share a warm-up. Arms on different seeds get scipy's Boschloo exact
-test. `anytime` uses the betting confidence sequence on the same differences; `fixed` tests at its
-declared looks with the objective's spending, Holm within a look."""
+On paired seeds only a seed where exactly one arm collapsed says which collapses more (McNemar's
+logic): such a discordant seed scores 1 when only the reference collapsed, 0 when only the arm
+did, and every other seed 1/2. `anytime` runs the probability of improvement's confidence
+sequence on those scores (`ttt_lab.stats.improvement`): the arm collapses *fewer* times on most
+discordant seeds when its lower end passes 1/2. `fixed` runs the exact sign test on the discordant
+seeds (the exact McNemar test) at the declared looks, with the same spending and Holm as the
+primary endpoint. Arms on different seeds are matched in seed order, as for every endpoint."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ttt_lab.stats import betting, signflip, spending
+from ttt_lab.stats import improvement, rules, spending
 from ttt_lab.stats.design import FIXED, Design
-from ttt_lab.stats.pairing import differences, finite, seed_of, upto
+from ttt_lab.stats.pairing import differences, finite, upto
 
 
 @dataclass
@@ -32,13 +33,19 @@ class Collapse:
     reference_seeds: int
     paired: bool
     test: str
+    only_reference: int = 0
+    """Discordant seeds on which only the reference collapsed."""
+    only_condition: int = 0
+    """Discordant seeds on which only this condition collapsed."""
+    needed: int | None = None
+    """The fewest discordant seeds, all one way, that can decide at this level."""
     lo: float = math.nan
     hi: float = math.nan
-    """anytime: the confidence sequence for the difference in collapse rates."""
+    """anytime: the confidence sequence for P(fewer collapses on a seed), ties half."""
     p: float = math.nan
-    """fixed: the exact p-value at the last look taken."""
+    """fixed: the exact McNemar p-value at the last look taken."""
     direction: str = ""
-    """more | fewer (collapses than the reference) once shown."""
+    """fewer | more (collapses than the reference) once shown."""
 
     @property
     def rate(self) -> float:
@@ -52,68 +59,46 @@ class Collapse:
         return finite(asdict(self) | {"rate": self.rate, "reference_rate": self.reference_rate})
 
 
-def endpoint(values: Mapping[str, Mapping], reference: str, design: Design, declared: bool = True
-             ) -> list[Collapse]:
-    """Each other condition's collapse rate against the reference's; empty unless declared. A
-    reference chosen as the best on the same objective shares alpha over every pair, as the
-    objective's comparisons do."""
+def endpoint(values: Mapping[str, Mapping], reference: str, design: Design, declared: bool = True,
+             maximize: bool = True) -> list[Collapse]:
+    """Each other condition's collapses against the reference's; empty unless declared. Without a
+    declared reference alpha is shared over every pair, as the objective's comparisons do. A seed
+    collapsed when its objective ends on the wrong side of the threshold (below it when maximised)."""
     if design.collapse_below is None or reference not in values:
         return []
-    below = design.collapse_below
-    ref = {s: float(v < below) for s, v in values[reference].items()}
+    sign = 1 if maximize else -1
+    flags = {c: {s: float(sign * v < sign * design.collapse_below) for s, v in vals.items()}
+             for c, vals in values.items()}
     others = [c for c in values if c != reference]
     k = len(values)
     level = design.collapse_alpha / max(1, len(others) if declared else k * (k - 1) // 2)
+    test = ("exact McNemar (sign test on the discordant seeds) at the declared looks" if design.procedure == FIXED
+            else "confidence sequence on the discordant seeds (anytime)")
     out = []
     for c in others:
-        arm = {s: float(v < below) for s, v in values[c].items()}
-        common = sorted(set(arm) & set(ref))
-        paired = bool(common)
-        test = ("betting confidence sequence on paired seeds" if design.procedure != FIXED and paired else
-                "none (anytime needs paired seeds)" if design.procedure != FIXED else
-                "exact McNemar (sign-flip on paired seeds)" if paired else "Boschloo exact (unpaired)")
-        out.append(Collapse(c, reference, int(sum(arm.values())), len(arm), int(sum(ref.values())), len(ref), paired,
-                            test))
-        d = np.array([arm[s] - ref[s] for s in common])
-        if design.procedure != FIXED and paired and len(d):
-            lo, hi = betting.interval((d + 1) / 2, level)
-            out[-1].lo, out[-1].hi = 2 * lo - 1, 2 * hi - 1
-            out[-1].direction = "more" if out[-1].lo > 0 else "fewer" if out[-1].hi < 0 else ""
+        d, paired, seeds = differences(flags[reference], flags[c])  # +1: only the reference collapsed
+        s = 0.5 + 0.5 * np.asarray(d, float)
+        r = Collapse(c, reference, int(sum(flags[c].values())), len(flags[c]), int(sum(flags[reference].values())),
+                     len(flags[reference]), paired, test, int((s == 1).sum()), int((s == 0).sum()),
+                     improvement.agreeing_to_decide(level))
+        if design.procedure != FIXED and len(s):
+            r.lo, r.hi = improvement.interval(s, level)
+            r.direction = "fewer" if r.lo > 0.5 else "more" if r.hi < 0.5 else ""
+        out.append((r, s, seeds))
     if design.procedure == FIXED:
-        _fixed(out, values, reference, design)
-    return out
+        _fixed(out, design, level * max(1, len(out)))
+    return [r for r, _, _ in out]
 
 
-def _fixed(out: list[Collapse], values, reference: str, design: Design) -> None:
-    from scipy.stats import boschloo_exact
-    from statsmodels.stats.multitest import multipletests
-
-
-    below = design.collapse_below
-    shares = spending.shares(design.looks, design.collapse_alpha)
-    flags = {c: {key: float(v < below) for key, v in vals.items()} for c, vals in values.items()}
-    have = min((len({seed_of(key) for key in flags[c]}) for c in flags), default=0)
-    taken = [n for n in design.looks if n <= have]
-
-    def first(c: str, n: int) -> list[float]:
-        keys = sorted(flags[c], key=lambda key: (seed_of(key), str(key)))
-        return [flags[c][key] for key in keys][:upto([seed_of(key) for key in keys], n)]
-
-    for k, n in enumerate(taken):
-        ps, signs = [], []
-        for r in out:
-            a, b = first(r.condition, n), first(reference, n)
-            if r.paired:
-                d_all, _, seeds = differences(flags[r.condition], flags[reference])
-                d = d_all[:upto(seeds, n)]
-                ps.append(float(signflip.p_values(np.array([d]))[0]) if d else 1.0)
-                signs.append(float(np.sign(sum(d))))
-            else:
-                table = [[sum(a), len(a) - sum(a)], [sum(b), len(b) - sum(b)]]
-                ps.append(float(boschloo_exact(table).pvalue) if len(a) and len(b) else 1.0)
-                signs.append(float(np.sign(sum(a) / max(1, len(a)) - sum(b) / max(1, len(b)))))
-        reject = multipletests(ps, alpha=shares[k], method="holm")[0] if ps else []
-        for r, p, rej, sign in zip(out, ps, reject, signs, strict=True):
-            r.p = p
-            if rej and not r.direction and sign:
-                r.direction = "more" if sign > 0 else "fewer"
+def _fixed(out: list, design: Design, alpha: float) -> None:
+    have = min((len(set(seeds)) for _, _, seeds in out), default=0)
+    shares = spending.usable_shares(design.looks, alpha, len(out))
+    for k, n in enumerate(x for x in design.looks if x <= have):
+        cut = [s[:upto(seeds, n)] for _, s, seeds in out]
+        b, w = np.array([(s == 1).sum() for s in cut]), np.array([(s == 0).sum() for s in cut])
+        p = rules.sign_p(b, w)
+        reject = rules.holm_reject(p, shares[k]) if shares[k] > 0 else np.zeros(len(p), bool)
+        for (r, _, _), pv, rej, bb, ww in zip(out, p, reject, b, w, strict=True):
+            r.p = float(pv)
+            if rej and not r.direction:
+                r.direction = "fewer" if bb > ww else "more"

@@ -1,11 +1,18 @@
-"""A study's decisions: every condition against the reference on the objective, under the study's
-declared procedure (`ttt_lab.stats.rules`), as data a report presents.
+"""A study's decisions: every condition against the reference, on each declared endpoint, as data
+a report presents (`ttt_lab.stats.rules` holds the rules).
+
+- The primary endpoint is the probability of improvement: the share of seeds on which the
+  condition's training ends better than the reference's (ties half), decided *better on most
+  seeds*, *worse on most seeds*, *equivalent* (with a declared delta) or *unresolved*.
+- The mean difference is decided beside it at its own share of alpha, against the margin.
+- The collapse endpoint (`ttt_lab.stats.collapse`) where the study declares `collapse_below`.
 
 The family of comparisons: with a declared baseline, each other condition against it; without
-one, every pair of conditions (the report shows those against the best, and correcting for all
-pairs covers choosing the best after seeing the data, whatever the data's shape). Conditions are
-compared seed by seed over the seeds both ran; conditions that ran different seeds are paired in
-seed order, which is as valid for independent runs and only loses what pairing would have won."""
+one, every pair of conditions (the report shows those against the best; correcting for all pairs
+covers choosing the best after seeing the data). Conditions are compared seed by seed over the
+seeds both ran; conditions that ran different seeds are matched in seed order, a matching fixed
+before any data (seeds are exchangeable), so every endpoint stays valid and only what pairing
+would have won is lost."""
 
 from __future__ import annotations
 
@@ -18,14 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ttt_lab.stats import betting, rules, signflip, spending
+from ttt_lab.stats import betting, improvement, rules, spending
 from ttt_lab.stats.design import FIXED, Design
 from ttt_lab.stats.pairing import differences, finite, upto
 
-DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT,
-                                                                    rules.UNRESOLVED))
+BETTER, WORSE, DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (
+    rules.BETTER, rules.WORSE, rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT, rules.UNRESOLVED))
 Values = Mapping[Any, float]
 """A condition's objective by seed (or by (block, seed)): conditions are paired by these keys."""
+HORIZON = 400
 
 
 @dataclass
@@ -35,22 +43,34 @@ class Comparison:
     metric: str
     procedure: str
     margin: float
+    decision: str = UNRESOLVED
+    """The primary endpoint's: better / worse on most seeds, equivalent or unresolved."""
+    better: int = 0
+    worse: int = 0
+    ties: int = 0
+    improvement: float = math.nan
+    """The share of seeds the condition scored better on, ties half."""
+    improvement_lo: float = math.nan
+    improvement_hi: float = math.nan
+    """The confidence sequence for the probability of improvement (at `level`)."""
+    if_agree: int | None = None
+    """Unresolved: the seeds after which it would decide if every further seed agreed with the
+    majority so far (None beyond HORIZON)."""
     difference: float = math.nan
     """Condition minus reference, mean over the seeds compared, in the metric's units."""
     lo: float = math.nan
     hi: float = math.nan
-    """The confidence sequence's interval for the mean difference (at `level`)."""
+    """The confidence sequence's interval for the mean difference (at `mean_level`)."""
     direction: str = ""
-    """higher | lower once the procedure has shown the difference is not 0."""
-    decision: str = UNRESOLVED
+    """higher | lower once the mean difference is shown not to be 0."""
+    mean_decision: str = UNRESOLVED
     seeds: int = 0
     paired: bool = True
     p: float = math.nan
-    """fixed: the exact sign-flip p-value at the last look (before correction)."""
-    p_holm: float = math.nan
-    """fixed: Holm-adjusted within the family at the last look."""
+    """fixed: the exact sign test's p-value at the last look taken (before correction)."""
     level: float = 0.0
-    """The error rate of this comparison's confidence sequence (alpha over the family)."""
+    """The probability of improvement's error rate for this comparison."""
+    mean_level: float = 0.0
     differences: list[float] = field(default_factory=list)
     settle: list[tuple[int, float]] = field(default_factory=list)
     """Projected chance of a decision by each next look: (seeds per condition, chance)."""
@@ -66,95 +86,100 @@ class Decisions:
     declared: bool
     comparisons: list[Comparison]
     family: int
-    """Comparisons the error rate is shared among (all pairs when the reference was not declared)."""
+    """Comparisons each endpoint's error rate is shared among (all pairs without a declared reference)."""
     looks: list[int]
     spent: list[float]
-    """fixed: the error rate spent by each look taken, cumulative."""
+    """fixed: the primary endpoint's error rate spent by each look taken, cumulative."""
     collapse: list = field(default_factory=list)
     """The declared collapse endpoint (`ttt_lab.stats.collapse.Collapse`), else empty."""
 
 
 def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metric: str, design: Design,
-           looks: Sequence[int] = ()) -> Decisions:
+           looks: Sequence[int] = (), maximize: bool = True) -> Decisions:
     """Decide every comparison with the reference from the seeds there are (`looks`: for `fixed`,
     the declared looks taken so far; ignored by `anytime`, valid after every seed)."""
     names = list(values)
-    pairs = [(c, reference) for c in names if c != reference] if declared else \
-        [p for p in combinations(names, 2)]
-    level = design.objective_alpha / max(1, len(pairs))
+    pairs = [(c, reference) for c in names if c != reference] if declared else list(combinations(names, 2))
+    family = max(1, len(pairs))
     keyed = {p: differences(values[p[0]], values[p[1]]) for p in pairs}
-    comps = {p: _compare(keyed[p], p, metric, design, level) for p in pairs}
-    spent: list[float] = []
-    taken = list(looks)
+    comps = {p: _compare(keyed[p], p, metric, design, family, maximize) for p in pairs}
+    taken, spent = list(looks), []
     if design.procedure == FIXED:
-        taken, spent = _fixed_directions(comps, {p: keyed[p][2] for p in pairs}, design)
-    shown = [c for (a, b), c in comps.items() if reference in (a, b)]
-    out = [_facing(c, reference) for c in shown]
+        taken, spent = _fixed(comps, {p: keyed[p][2] for p in pairs}, design, maximize)
+    for c in comps.values():
+        if c.decision == UNRESOLVED and c.seeds and design.procedure != FIXED:
+            c.if_agree = seeds_if_agreeing(_scores(c.differences, maximize), c.level)
+    out = [_facing(c, reference) for (a, b), c in comps.items() if reference in (a, b)]
     from ttt_lab.stats.collapse import endpoint
 
-    return Decisions(design, reference, declared, out, len(pairs), taken, spent,
-                     endpoint(values, reference, design, declared))
+    return Decisions(design, reference, declared, out, family, taken, spent,
+                     endpoint(values, reference, design, declared, maximize))
 
 
-def _scaled(d: Sequence[float], design: Design) -> np.ndarray:
-    return np.clip(np.asarray(d, float) / design.width, -1.0, 1.0)
+def _scores(d: Sequence[float], maximize: bool) -> np.ndarray:
+    return improvement.scores(np.asarray(d, float) * (1 if maximize else -1))
 
 
 def _compare(keyed: tuple[list[float], bool, list[int]], pair: tuple[str, str], metric: str, design: Design,
-             level: float) -> Comparison:
-    a, b = pair
+             family: int, maximize: bool) -> Comparison:
     d, paired, seeds = keyed
     if design.procedure == FIXED and design.looks:
         d = d[:upto(seeds, design.looks[-1])]
-    c = Comparison(a, b, metric, design.procedure, design.margin, seeds=len(d), paired=paired, level=level,
+    c = Comparison(pair[0], pair[1], metric, design.procedure, design.margin, seeds=len(d), paired=paired,
+                   level=design.improvement_alpha / family, mean_level=design.mean_alpha / family,
                    differences=d, difference=fmean(d) if d else math.nan)
-    x = _scaled(d, design)
-    lo, hi = betting.interval((x + 1) / 2, level) if len(d) else (0.0, 1.0)
+    s = _scores(d, maximize)
+    c.better, c.worse, c.ties = int((s == 1).sum()), int((s == 0).sum()), int((s == 0.5).sum())
+    c.improvement = float(s.mean()) if len(s) else math.nan
+    c.improvement_lo, c.improvement_hi = improvement.interval(s, c.level)
+    x = np.clip(np.asarray(d, float) / design.width, -1.0, 1.0)
+    lo, hi = betting.interval((x + 1) / 2, c.mean_level) if len(d) else (0.0, 1.0)
     c.lo, c.hi = ((2 * lo - 1) * design.width, (2 * hi - 1) * design.width)
-    if len(d) and design.procedure != FIXED:
-        code, direction = rules.anytime(x, design.standard_margin(), level)
-        c.decision, c.direction = rules.NAMES[int(code[-1])], _word(int(direction[-1]))
+    if len(d):
+        code, direction = rules.mean(x, design.standard_margin(), c.mean_level)
+        c.mean_decision, c.direction = rules.NAMES[int(code[-1])], {1: "higher", -1: "lower"}.get(
+            int(direction[-1]), "")
+        if design.procedure != FIXED:
+            c.decision = rules.NAMES[int(rules.improvement_codes(s, c.level, design.delta)[-1])]
     return c
 
 
-def _word(direction: int) -> str:
-    return {1: "higher", -1: "lower"}.get(direction, "")
+def seeds_if_agreeing(s: np.ndarray, level: float, horizon: int = HORIZON) -> int | None:
+    """The seeds after which the probability of improvement decides if every further seed points
+    the majority's way (better on a tie); None if not within `horizon`."""
+    way = 0.0 if (s == 0).sum() > (s == 1).sum() else 1.0
+    more = np.concatenate([s, np.full(max(0, horizon - len(s)), way)])
+    better, worse, _ = improvement.claims(more, level)
+    hit = np.flatnonzero(better | worse)
+    return int(hit[0]) + 1 if hit.size else None
 
 
-def _fixed_directions(comps: dict[tuple[str, str], Comparison], seeds: dict[tuple[str, str], list[int]],
-                      design: Design) -> tuple[list[int], list[float]]:
-    """Each declared look the seeds reach (seeds per condition, in every block): sign-flip
-    p-values, Holm within the family at the look's share of alpha; a direction once shown stays.
-    Then each decision from it."""
-    from statsmodels.stats.multitest import multipletests
-
+def _fixed(comps: dict[tuple[str, str], Comparison], seeds: dict[tuple[str, str], list[int]], design: Design,
+           maximize: bool) -> tuple[list[int], list[float]]:
+    """The fixed design's sign tests at each declared look the seeds reach (seeds per condition, in
+    every block), Holm within the family at the look's usable share; a direction once shown stays."""
     have = max((len(set(s)) for s in seeds.values()), default=0)
     taken = [n for n in design.looks if n <= have]
-    shares = spending.shares(design.looks, design.objective_alpha)
-    direction = {p: 0 for p in comps}
+    shares = spending.usable_shares(design.looks, design.improvement_alpha, len(comps))
     for k, n in enumerate(taken):
-        cut = {p: c.differences[:upto(seeds[p], n)] for p, c in comps.items()}
-        ps = [signflip.p_values(np.asarray([cut[p]]))[0] if cut[p] else 1.0 for p in comps]
-        reject, adjusted = multipletests(ps, alpha=shares[k], method="holm")[:2]
-        for (p, c), r, pv, adj in zip(comps.items(), reject, ps, adjusted, strict=True):
-            c.p, c.p_holm = float(pv), float(adj)
-            if r and not direction[p]:
-                direction[p] = int(np.sign(sum(cut[p])))
-    for p, c in comps.items():
-        if not c.differences:
-            continue
-        above, below = rules.magnitude_claims(_scaled(c.differences, design), design.standard_margin(), c.level)
-        code = rules.classify(np.array(direction[p]), above[-1], below[-1])
-        c.decision, c.direction = rules.NAMES[int(code)], _word(direction[p])
-    spent = list(np.cumsum(shares[:len(taken)]))
-    return taken, [float(s) for s in spent]
+        cut = {p: _scores(c.differences[:upto(seeds[p], n)], maximize) for p, c in comps.items()}
+        b = np.array([(s == 1).sum() for s in cut.values()])
+        w = np.array([(s == 0).sum() for s in cut.values()])
+        p_values = rules.sign_p(b, w)
+        reject = rules.holm_reject(p_values, shares[k]) if shares[k] > 0 else np.zeros(len(b), bool)
+        for (c, r, pv, bb, ww) in zip(comps.values(), reject, p_values, b, w, strict=True):
+            c.p = float(pv)
+            if r and c.decision == UNRESOLVED:
+                c.decision = BETTER if bb > ww else WORSE
+    return taken, [float(x) for x in np.cumsum(shares[:len(taken)])]
 
 
 def _facing(c: Comparison, reference: str) -> Comparison:
-    """The comparison read as (other condition) minus the reference."""
+    """The comparison read as (other condition) against the reference."""
     if c.reference == reference:
         return c
-    flip = {"higher": "lower", "lower": "higher", "": ""}
-    return Comparison(c.reference, reference, c.metric, c.procedure, c.margin, -c.difference, -c.hi, -c.lo,
-                      flip[c.direction], c.decision, c.seeds, c.paired, c.p, c.p_holm, c.level,
-                      [-x for x in c.differences], c.settle)
+    flip = {"higher": "lower", "lower": "higher", "": "", BETTER: WORSE, WORSE: BETTER}
+    return Comparison(c.reference, reference, c.metric, c.procedure, c.margin, flip.get(c.decision, c.decision),
+                      c.worse, c.better, c.ties, 1 - c.improvement, 1 - c.improvement_hi, 1 - c.improvement_lo,
+                      c.if_agree, -c.difference, -c.hi, -c.lo, flip[c.direction], c.mean_decision, c.seeds,
+                      c.paired, c.p, c.level, c.mean_level, [-x for x in c.differences], c.settle)

@@ -1,7 +1,8 @@
-"""Seeds to settle, projected: the chance that an unresolved comparison is decided by each next
-look, were the study to go on. Future seeds are drawn from a population resampled from the seeds
-seen (so the projection carries the uncertainty of the observed spread, not only its size), and
-each simulated continuation is decided by the same rule at the level it would really use."""
+"""Seeds to settle, projected: the chance that an unresolved comparison's primary endpoint (the
+probability of improvement) is decided by each next look, were the study to go on. Future seeds are
+drawn from a population resampled from the seeds seen (so the projection carries the uncertainty
+of the observed split, not only its size), and each simulated continuation is decided by the same
+rule at the level it would really use."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ttt_lab.stats import rules
+from ttt_lab.stats import improvement, rules
 from ttt_lab.stats.design import FIXED, Design
 
 if TYPE_CHECKING:
@@ -18,38 +19,37 @@ if TYPE_CHECKING:
 
 FUTURES = 400
 MIN_SEEDS = 3
-"""Fewer seeds say too little about the spread to project from: no projection."""
+"""Fewer seeds say too little about the split to project from: no projection."""
 
 
 def chances(differences: Sequence[float], design: Design, *, level: float, ahead: Sequence[int],
-            seed: int = 0) -> list[tuple[int, float]]:
+            maximize: bool = True, seed: int = 0) -> list[tuple[int, float]]:
     """(seeds per condition, chance of a decision by then) for each of `ahead` (`fixed`: its declared
     looks) beyond the seeds seen; empty when there are fewer than MIN_SEEDS seeds to project from."""
-    d = np.clip(np.asarray(differences, float) / design.width, -1, 1)
-    n = len(d)
+    s = improvement.scores(np.asarray(differences, float) * (1 if maximize else -1))
+    n = len(s)
     ahead = sorted(a for a in (design.looks if design.procedure == FIXED else ahead) if a > n)
     if n < MIN_SEEDS or not ahead:
         return []
     rng = np.random.default_rng(seed)
-    population = d[rng.integers(0, n, (FUTURES, n))]
+    population = s[rng.integers(0, n, (FUTURES, n))]
     future = np.take_along_axis(population, rng.integers(0, n, (FUTURES, ahead[-1] - n)), 1)
-    x = np.concatenate([np.broadcast_to(d, (FUTURES, n)), future], 1)
-    margin = design.standard_margin()
-    if design.procedure == FIXED:
-        codes, _ = rules.fixed(x[:, None, :], margin, level, design.looks)  # Bonferroni for Holm: a little low
+    x = np.concatenate([np.broadcast_to(s, (FUTURES, n)), future], 1)
+    if design.procedure == FIXED:  # one comparison's share: Bonferroni for Holm, a little low
+        codes, _ = rules.sign_test(x[:, None, :], level, design.looks)
         by = {k: codes[:, 0, i] for i, k in enumerate(design.looks)}
         return [(a, float((by[a] != rules.UNRESOLVED).mean())) for a in ahead]
-    codes, _ = rules.anytime(x, margin, level)
+    codes = rules.improvement_codes(x, level, design.delta)
     return [(a, float((codes[:, a - 1] != rules.UNRESOLVED).mean())) for a in ahead]
 
 
-def project(result: Decisions, budget: int, step: int) -> None:
+def project(result: Decisions, budget: int, step: int, *, maximize: bool = True) -> None:
     """Each unresolved comparison's chance of a decision by the next looks, in place (anytime: up
     to four times the budget, in the study's steps; fixed: its declared looks)."""
     for c in result.comparisons:
         if c.decision == "unresolved":
             ahead = range(c.seeds + step, 4 * max(budget, c.seeds) + 1, step)
-            c.settle = chances(c.differences, result.design, level=c.level, ahead=list(ahead))
+            c.settle = chances(c.differences, result.design, level=c.level, ahead=list(ahead), maximize=maximize)
 
 
 def text(settle: list[tuple[int, float]]) -> str:

@@ -1,18 +1,17 @@
-"""The two decision procedures as array programs over many studies at once (the calibration runs
-thousands; a report runs one). Differences are standardised to [-1, 1] (divided by the width of
-the objective's range) and the margin with them.
+"""The decision procedures as array programs over many studies at once (the calibration runs
+thousands; a report runs one). Each endpoint has one rule here, and `decide` calls the same rule.
 
-Every comparison ends in one of four decisions, read off claims that each hold with the
-procedure's error rate: the direction ("higher" / "lower": the mean difference is not 0) and the
-magnitude (the confidence sequence's interval beyond the margin, or inside it).
-
-- **differs**: the direction is shown and the interval lies beyond the margin on that side;
-- **differs, within the margin**: the direction is shown and the interval lies inside the margin;
-- **equivalent**: the interval lies inside ±margin;
-- **unresolved**: anything else (the direction may be known while whether it matters is not).
-
-`anytime` takes the direction from the same confidence sequence; `fixed` from exact sign-flip
-tests at its declared looks (Holm step-down within a look, spending across looks)."""
+- **Probability of improvement** (the primary endpoint; `ttt_lab.stats.improvement`): per seed a
+  score 1, 1/2 or 0 (the condition better, tied, worse). `improvement` decides *better on most
+  seeds* (the confidence sequence's lower end above 1/2), *worse on most seeds*, *equivalent*
+  (only with a declared delta > 0: inside 1/2 +- delta) or *unresolved*. `sign_test` is the fixed
+  design's version: an exact two-sided binomial (sign) test of the better against the worse seeds
+  at declared looks, Holm within a look, spending across looks.
+- **Mean difference** (standardised to [-1, 1] by the objective's range, the margin with it):
+  `mean` reads four decisions off one betting confidence sequence (`betting`): *differs* (the
+  interval beyond the margin on one side), *differs, within the margin* (its direction shown, the
+  interval inside the margin), *equivalent* (inside +-margin) or *unresolved*. Direction and
+  magnitude come from the same sequence, so a claimed direction always agrees with the interval."""
 
 from __future__ import annotations
 
@@ -20,11 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ttt_lab.stats import betting, signflip, spending
+from ttt_lab.stats import betting, improvement, spending
 
-UNRESOLVED, EQUIVALENT, WITHIN, DIFFERS = 0, 1, 2, 3
+UNRESOLVED, EQUIVALENT, WITHIN, DIFFERS, BETTER, WORSE = 0, 1, 2, 3, 4, 5
 NAMES = {UNRESOLVED: "unresolved", EQUIVALENT: "equivalent", WITHIN: "differs, within the margin",
-         DIFFERS: "differs"}
+         DIFFERS: "differs", BETTER: "better on most seeds", WORSE: "worse on most seeds"}
 
 
 def magnitude_claims(x: np.ndarray, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -34,24 +33,29 @@ def magnitude_claims(x: np.ndarray, margin: float, alpha: float) -> tuple[np.nda
     return betting.claims((x + 1) / 2, points, alpha)
 
 
-def classify(direction: np.ndarray, above: np.ndarray, below: np.ndarray) -> np.ndarray:
-    """The decision from a known direction (+1, -1 or 0) and the magnitude claims at one time."""
-    up, down = direction > 0, direction < 0
-    code = np.full(direction.shape, UNRESOLVED, dtype=np.int8)
-    code[~up & ~down & above[..., 0] & below[..., 2]] = EQUIVALENT
+def mean(x: np.ndarray, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The mean endpoint's decision and direction (+1, -1, 0) after every seed (shape x.shape), each
+    comparison's sequence at `alpha` (the caller divides alpha among comparisons)."""
+    above, below = magnitude_claims(x, margin, alpha)
+    up, down = above[..., 1], below[..., 1]
+    code = np.full(x.shape, UNRESOLVED, dtype=np.int8)
+    code[above[..., 0] & below[..., 2]] = EQUIVALENT
     code[up & below[..., 2]] = WITHIN
     code[down & above[..., 0]] = WITHIN
     code[up & above[..., 2]] = DIFFERS
     code[down & below[..., 0]] = DIFFERS
+    return code, np.where(up, 1, np.where(down, -1, 0)).astype(np.int8)
+
+
+def improvement_codes(s: np.ndarray, alpha: float, delta: float = 0.0) -> np.ndarray:
+    """The probability of improvement's decision after every seed (shape s.shape), `s` the seeds'
+    scores in {0, 1/2, 1}."""
+    better, worse, within = improvement.claims(s, alpha, delta)
+    code = np.full(s.shape, UNRESOLVED, dtype=np.int8)
+    code[within] = EQUIVALENT
+    code[better] = BETTER
+    code[worse] = WORSE
     return code
-
-
-def anytime(x: np.ndarray, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Decision and direction after every seed (shape x.shape), each comparison's sequence at `alpha`
-    (the caller divides alpha among comparisons)."""
-    above, below = magnitude_claims(x, margin, alpha)
-    direction = np.where(above[..., 1], 1, np.where(below[..., 1], -1, 0)).astype(np.int8)
-    return classify(direction, above, below), direction
 
 
 def holm_reject(p: np.ndarray, level: float) -> np.ndarray:
@@ -66,19 +70,29 @@ def holm_reject(p: np.ndarray, level: float) -> np.ndarray:
     return out
 
 
-def fixed(x: np.ndarray, margin: float, alpha: float, looks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Decision and direction at each declared look (shape x.shape[:-1] + (looks,)); `x` is
-    (..., comparisons, seeds) and the comparisons of one study form the Holm family."""
-    m = x.shape[-2]
-    above, below = magnitude_claims(x, margin, alpha / m)
-    direction = np.zeros(x.shape[:-1], dtype=np.int8)
-    codes = np.zeros((*x.shape[:-1], len(looks)), dtype=np.int8)
-    directions = np.zeros_like(codes)
-    for k, (n, share) in enumerate(zip(looks, spending.shares(looks, alpha), strict=True)):
-        part = x[..., :n]
-        p = signflip.p_values(part.reshape(-1, n)).reshape(part.shape[:-1])
-        shown = holm_reject(p, share) & (direction == 0)
-        direction = np.where(shown, np.sign(part.sum(-1)).astype(np.int8), direction)
-        codes[..., k] = classify(direction, above[..., n - 1, :], below[..., n - 1, :])
-        directions[..., k] = direction
-    return codes, directions
+def sign_p(better: np.ndarray, worse: np.ndarray) -> np.ndarray:
+    """The exact two-sided sign test's p-value (ties left out), as scipy's binomtest gives it at
+    1/2: twice the smaller binomial tail, at most 1; every value 2^(1-n) and up can be reached."""
+    from scipy.stats import binom
+
+    n = better + worse
+    tail = binom.cdf(np.minimum(better, worse), n, 0.5)
+    return np.where(n > 0, np.minimum(1.0, 2 * tail), 1.0)
+
+
+def sign_test(s: np.ndarray, alpha: float, looks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed design: decision and p-value at each declared look (shape s.shape[:-1] + (looks,)),
+    `s` (..., comparisons, seeds) whose comparisons form the Holm family. A look's share of alpha
+    is `spending.usable_shares`'; a direction once shown stays."""
+    m = s.shape[-2]
+    codes = np.zeros((*s.shape[:-1], len(looks)), dtype=np.int8)
+    ps = np.ones(codes.shape)
+    shown = np.zeros(s.shape[:-1], dtype=np.int8)
+    for k, (n, share) in enumerate(zip(looks, spending.usable_shares(looks, alpha, m), strict=True)):
+        part = s[..., :n]
+        b, w = (part == 1).sum(-1), (part == 0).sum(-1)
+        p = sign_p(b, w)
+        reject = holm_reject(p, share) if share > 0 else np.zeros(p.shape, bool)
+        shown = np.where(reject & (shown == 0), np.where(b > w, BETTER, WORSE), shown).astype(np.int8)
+        codes[..., k], ps[..., k] = shown, p
+    return codes, ps

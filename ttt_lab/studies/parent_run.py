@@ -37,7 +37,7 @@ def study_tags(spec) -> dict[str, str]:
     tags = {keys.STUDY: spec.name, keys.STUDY_KIND: spec.kind, keys.STUDY_SOURCE: spec.source,
             keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]),
             keys.PARAMS: json.dumps(spec.params), keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin),
-            keys.PROCEDURE: spec.decisions}
+            keys.PROCEDURE: spec.decisions, keys.MEAN_ALPHA: str(spec.mean_alpha), keys.DELTA: str(spec.delta)}
     if spec.bounds:
         tags[keys.BOUNDS] = ",".join(map(str, spec.bounds))
     if spec.blocks:

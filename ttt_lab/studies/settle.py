@@ -92,34 +92,49 @@ def design_of(spec: StudySpec, initial: int, budget: int) -> Design:
                          "high], e.g. bounds: [-1, 1] for a reward between -1 and 1.")
     looks = tuple(spec.looks or planned_looks(initial, budget)) if spec.decisions == FIXED else ()
     return Design(spec.decisions, spec.margin, (float(bounds[0]), float(bounds[1])), looks,
-                  collapse_below=spec.collapse_below, collapse_alpha=spec.collapse_alpha)
+                  mean_alpha=spec.mean_alpha, delta=spec.delta, collapse_below=spec.collapse_below,
+                  collapse_alpha=spec.collapse_alpha)
 
 
 def _check_declared(study, spec: StudySpec, design: Design) -> None:
-    """A fixed design is stored with the study at its first look; a change after it is refused."""
-    if design.procedure != FIXED:
-        return
+    """The design (procedure, endpoints, margin, bounds, delta, alpha split, collapse threshold and,
+    for `fixed`, the looks) is stored with the study at its first look; a change after it is refused
+    before anything is run or written."""
     declared = study.user_attrs.get(DESIGN_ATTR)
-    now = {"looks": list(design.looks), "alpha": design.alpha, "collapse_below": design.collapse_below}
+    now = design.declaration()
     if declared is None:
         study.set_user_attr(DESIGN_ATTR, now)
-    elif declared != now:
-        raise StudyError(
-            f"'{spec.name}' declared a fixed design before its first trial (looks {declared['looks']}, alpha "
-            f"{declared['alpha']}), and this run asks for looks {now['looks']}. A fixed design spends its error rate "
-            "over the looks it declared; adding or moving a look after seeing the data re-divides what was already "
-            "spent, and the stated error rate would no longer hold. Keep the declared budget (drop --max-seeds or "
-            "restore max_seeds/looks in the study file), or decide the study with `decisions: anytime`, whose "
-            "confidence sequences stay valid however many seeds are added.")
+        return
+    changed = {k: (declared.get(k), v) for k, v in now.items() if declared.get(k) != v}
+    if not changed:
+        return
+    what = "; ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changed.items())
+    looks = (" A fixed design spends its error rate over the looks it declared: adding or moving a look re-divides "
+             "what was already spent, while `decisions: anytime` stays valid however many seeds are added."
+             if "looks" in changed else "")
+    raise StudyError(
+        f"'{spec.name}' stored its decision design at its first look, and this run changes it ({what}). A design "
+        "chosen after seeing the data no longer has the error rate it states: a margin, a bound, an alpha split "
+        "or a threshold picked once the seeds are known can make any answer come out. Restore the study file's "
+        f"settings as declared ({spec.source}), or ask the new question as a new study on new seeds (another "
+        f"--name). Nothing was run or written.{looks}")
 
 
 def decisions_table(result: Decisions, n: int, budget: int) -> events.Table:
-    rows = tuple((c.condition, c.reference, f"{points(c.difference)}", f"[{points(c.lo)}, {points(c.hi)}]",
-                  c.decision + (f" ({c.direction})" if c.direction and c.decision == UNRESOLVED else ""),
-                  projection.text(c.settle)) for c in result.comparisons)
+    rows = tuple((c.condition, c.reference, f"{c.better}/{c.worse}/{c.ties}",
+                  f"{c.improvement:.2f} [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}]", c.decision,
+                  f"{points(c.difference)} [{points(c.lo)}, {points(c.hi)}] {c.mean_decision}",
+                  _to_go(c)) for c in result.comparisons)
     return events.Table(f"after {n} seeds per condition ({result.design.procedure}; budget {budget})",
-                        ("condition", "compared with", "difference", "interval", "decision", "chance to settle"),
-                        rows)
+                        ("condition", "compared with", "better/worse/tied", "P(improvement)", "decision",
+                         "mean difference", "to settle"), rows)
+
+
+def _to_go(c) -> str:
+    if c.decision != UNRESOLVED:
+        return "-"
+    agree = f"at {c.if_agree} if the next agree" if c.if_agree else ""
+    return ", ".join(x for x in (agree, projection.text(c.settle) if c.settle else "") if x) or "-"
 
 
 def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Decisions, budget: int) -> None:
@@ -132,7 +147,8 @@ def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Deci
     if parent and store is not None:
         d = result.design
         tags = {keys.LOOKS: ",".join(map(str, study.user_attrs.get(LOOKS_ATTR, []))), keys.MAX_SEEDS: str(budget),
-                keys.MARGIN: str(spec.margin), keys.PROCEDURE: d.procedure,
+                keys.MARGIN: str(spec.margin), keys.PROCEDURE: d.procedure, keys.MEAN_ALPHA: str(d.mean_alpha),
+                keys.DELTA: str(d.delta),
                 keys.BOUNDS: f"{d.bounds[0]},{d.bounds[1]}", keys.DECLARED_LOOKS: ",".join(map(str, d.looks)),
                 keys.SPENT: ",".join(f"{x:.6g}" for x in result.spent)}
         terminate(store, parent, run_status(store, parent) or "FINISHED", tags)  # type: ignore[arg-type]
@@ -207,9 +223,10 @@ def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
         looks = [x for x in study.user_attrs.get(LOOKS_ATTR, []) if x < n] + [n]
         study.set_user_attr(LOOKS_ATTR, looks)
         reference, declared = _reference(spec, by_cond)
+        maximize = spec.objectives[0].direction == "maximize"
         result = decide(by_cond, reference=reference, declared=declared, metric=spec.objectives[0].metric,
-                        design=design, looks=looks)
-        projection.project(result, budget, len(initial))
+                        design=design, looks=looks, maximize=maximize)
+        projection.project(result, budget, len(initial), maximize=maximize)
         events.emit(decisions_table(result, n, budget))
         _record(study, lambda: _store(plan), spec, result, budget)
         if all(c.decision != UNRESOLVED for c in result.comparisons):
@@ -229,8 +246,11 @@ def _spent_message(spec: StudySpec, result: Decisions, budget: int, step: int) -
                 "more seeds, or `decisions: anytime`, can.")
     best = max((c.settle for c in result.comparisons if c.settle), key=len, default=[])
     likely = next((n for n, p in best if p >= 0.8), None)
+    agree = max((c.if_agree or 0 for c in result.comparisons if c.decision == UNRESOLVED), default=0)
     hint = (f"the projection gives an 80 % chance of settling by {likely} seeds" if likely else
             "the projection gives no 80 % chance of settling within four times the budget")
+    if agree:
+        hint += f"; if every next seed agrees with the majority so far, all decide by {agree} seeds"
     return (f"the seed budget ({budget}) is spent and a comparison is still unresolved; {hint}. Under anytime "
             f"decisions more seeds never inflate the error rate: `ttt-lab sweep {where} --until-settled --max-seeds "
             f"{likely or budget + step}` continues, reusing every finished trial.")

@@ -70,6 +70,12 @@ class StudySpec:
     collapsed; the report compares the arms' collapse rates."""
     collapse_alpha: float = 0.01
     """The collapse endpoint's share of the study's alpha (the objective keeps the rest)."""
+    mean_alpha: float = 0.01
+    """The mean difference's share of the study's alpha; the probability of improvement, the
+    primary endpoint, keeps what the mean and the collapse endpoint do not take."""
+    delta: float = 0.0
+    """The probability of improvement's equivalence margin: with delta > 0 a comparison can end
+    "equivalent" (neither better on more than 1/2 + delta of seeds); 0: no equivalence decision."""
     blocks: list[str] | None = None
     """Swept keys whose values repeat the whole comparison (e.g. train.sft.seed: a second warm-up):
     conditions are paired within a block and each block is also decided on its own."""
@@ -78,7 +84,7 @@ class StudySpec:
         """Identity of the study's definition (not its name, where it came from, or how it is reported)."""
         d = asdict(self)
         for k in ("name", "source", "workers", "question", "baseline", "margin", "max_seeds", "decisions", "looks",
-                  "bounds", "collapse_below", "collapse_alpha", "blocks"):
+                  "bounds", "collapse_below", "collapse_alpha", "blocks", "mean_alpha", "delta"):
             d.pop(k)
         if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
             d["params"]["seed"] = "*"
@@ -117,6 +123,22 @@ class StudySpec:
             raise StudyError("pruning needs a single objective; Optuna cannot prune multi-objective studies.")
         return self
 
+    def _validate_alpha_split(self) -> None:
+        """The endpoints' shares of the study's 5 % error rate leave the primary endpoint a share."""
+        m, d = self.mean_alpha, self.delta
+        if not _number(m) or not 0 < m < 0.05:
+            raise StudyError(f"mean_alpha {m!r} ({self.source}) must lie between 0 and 0.05 (exclusive): the mean "
+                             "difference's share of the study's 5 % error rate, e.g. mean_alpha: 0.01.")
+        left = 0.05 - m - (self.collapse_alpha if self.collapse_below is not None else 0.0)
+        if left <= 0.005:
+            raise StudyError(f"mean_alpha {m:g} and collapse_alpha {self.collapse_alpha:g} ({self.source}) leave "
+                             f"the probability of improvement, the primary endpoint, {max(left, 0):.3g} of the "
+                             "study's 0.05; give it at least 0.005 (e.g. mean_alpha: 0.01, collapse_alpha: 0.01).")
+        if not _number(d) or not 0 <= d < 0.5:
+            raise StudyError(f"delta {d!r} ({self.source}) must lie in [0, 0.5): the probability of improvement's "
+                             "equivalence margin (\"equivalent\" means neither arm better on more than 1/2 + delta of "
+                             "seeds), e.g. delta: 0.2; 0 declares no equivalence decision.")
+
 
     def _validate_decisions(self) -> None:
         from ttt_lab.stats.design import PROCEDURES
@@ -150,9 +172,14 @@ class StudySpec:
         if isinstance(ca, bool) or not isinstance(ca, int | float) or not 0 < ca < 0.05:
             raise StudyError(f"collapse_alpha {ca!r} ({self.source}) must lie between 0 and 0.05 (exclusive): the "
                              "collapse endpoint's share of the study's 5 % error rate, e.g. collapse_alpha: 0.01.")
+        self._validate_alpha_split()
         if b is not None and self.margin >= b[1] - b[0]:
             raise StudyError(f"margin {self.margin:g} ({self.source}) is not smaller than the objective's range "
                              f"{b[1] - b[0]:g} (bounds {b}): no difference could exceed it. Use a smaller margin.")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def check_margin(margin: object, metric: str, where: str) -> None:
@@ -209,7 +236,8 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
              "name": str, "question": str, "params": dict, "overrides": list, "kind": str, "n_trials": int,
              "sampler": dict, "pruner": dict, "objective": (dict, list), "workers": int, "baseline": str,
              "margin": (float, int), "max_seeds": int, "decisions": str, "looks": list, "bounds": list,
-             "collapse_below": (float, int), "collapse_alpha": float, "blocks": list}
+             "collapse_below": (float, int), "collapse_alpha": float, "blocks": list, "mean_alpha": (float, int),
+             "delta": (float, int)}
 """The keys of a study file and the YAML shape each must have."""
 SHAPE_NAMES = {str: "string", int: "whole number", float: "number", dict: "mapping", list: "list"}
 
@@ -264,7 +292,7 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
         margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"),
         decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"),
         collapse_below=raw.get("collapse_below"), collapse_alpha=raw.get("collapse_alpha", 0.01),
-        blocks=raw.get("blocks"))
+        blocks=raw.get("blocks"), mean_alpha=raw.get("mean_alpha", 0.01), delta=raw.get("delta", 0.0))
     return spec.validate()
 
 
