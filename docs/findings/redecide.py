@@ -1,6 +1,8 @@
 """Re-decide every finding from its results.csv under its study file's rules (anytime decisions):
 writes verdict.json and decision.md (the answer, the per-seed values behind each comparison, the
-collapse rates) beside each finding. A replay of finished trials, not a rerun:
+collapse rates) beside each finding, the answer that leads its README and its decision block, and
+the findings index's line. One generator writes every one of them, so they cannot drift. A replay
+of finished trials, not a rerun:
 
     .venv/bin/python docs/findings/redecide.py
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ttt_lab.report.decisions import collapse_blocks, section_blocks, seed_blocks, sentences, verdict_json
+from ttt_lab.report.decisions import collapse_blocks, primary, section_blocks, seed_blocks, sentences, verdict_json
 from ttt_lab.report.replay import replay
 from ttt_lab.report.section import Section
 from ttt_lab.studies.spec import from_file
@@ -39,24 +41,30 @@ def main() -> None:
             (out / "figures" / name).write_text(svg)
         exploratory = spec.collapse_below is not None and study not in DECLARED_FIRST
         if exploratory:
-            md = md.replace("Collapse (declared before the first trial)", f"{EXPLORATORY} Collapse")
+            md = md.replace(DECLARED, f"{EXPLORATORY} Collapse")
         (out / "decision.md").write_text(f"# {folder}: the decision, replayed under `decisions: anytime`\n\n"
                                          f"Written by `docs/findings/redecide.py` from results.csv.\n\n{md}\n")
         _readme(out / "README.md", a, exploratory)
-        said = "; ".join(f"{c.condition}: **{c.decision}** after {c.seeds} seeds, {_points(c.difference)} "
-                         f"[{_points(c.lo)}, {_points(c.hi)}]" for c in a.comparisons)
-        rows.append(f"| [{folder}]({folder}/README.md) | {spec.question} | against {a.reference}: {said} |")
+        rows.append(f"| [{folder}]({folder}/README.md) | {spec.question} | against {a.reference}: "
+                    + "; ".join(_line(c) for c in a.comparisons) + " |")
         print(f"{folder}: " + "; ".join(f"{c.condition} {c.decision}" for c in a.comparisons))
     _index(ROOT / "docs" / "findings" / "README.md", rows)
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:+.1f}"
+def _line(c) -> str:
+    """One comparison for the index, in the primary endpoint's words."""
+    said = f"{c.condition}: **{c.decision}**, {c.better} better / {c.worse} worse of {c.seeds} seeds"
+    if c.decision == "unresolved" and c.if_agree:
+        said += f" (decides at {c.if_agree} if the next seeds agree)"
+    return said
+
+
+DECLARED = "Collapse (declared before the first look)"
 
 
 def _index(path: Path, rows: list[str]) -> None:
     """The findings index's table of decisions, each quoted from its verdict.json."""
-    head = "| finding | question | decisions (`anytime`, replayed) |\n|---|---|---|\n"
+    head = "| finding | question | probability of improvement (`anytime`, replayed) |\n|---|---|---|\n"
     text = path.read_text()
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
@@ -66,21 +74,33 @@ def _index(path: Path, rows: list[str]) -> None:
 START, END = "<!-- decision: written by docs/findings/redecide.py -->", "<!-- /decision -->"
 
 
+ANSWER, ANSWER_END = "<!-- answer: written by docs/findings/redecide.py -->", "<!-- /answer -->"
+
+
 def _readme(path: Path, a, exploratory: bool) -> None:
-    """The decision block of a finding's README: the procedure's sentences verbatim, the per-seed
-    values behind each comparison, the collapse rates."""
+    """A finding's README: its answer first (the primary endpoint's sentences, after the title),
+    then its decision block (every sentence, the per-seed values, the collapse rates)."""
     blocks = [*seed_blocks(a), *collapse_blocks(a)]
     body = "\n\n".join(["**Decision** (`decisions: anytime`, replayed from results.csv; "
                          "[decision.md](decision.md) has the figures and tables):", *sentences(a),
                          Section("", blocks).markdown.strip()])
     if exploratory:
-        body = body.replace("Collapse (declared before the first trial)", f"{EXPLORATORY} Collapse")
+        body = body.replace(DECLARED, f"{EXPLORATORY} Collapse")
     text = path.read_text()
     if START not in text:
         raise SystemExit(f"{path} has no {START} marker: put one where the decision belongs")
-    head, rest = text.split(START, 1)
-    tail = rest.split(END, 1)[1] if END in rest else rest
-    path.write_text(f"{head}{START}\n{body}\n{END}{tail}")
+    text = _replace(text, START, END, body)
+    answer = "**Answer** (probability of improvement, replayed): " + " ".join(primary(c, a) for c in a.comparisons)
+    if ANSWER not in text:
+        title, rest = text.split("\n", 1)
+        text = f"{title}\n\n{ANSWER}\n{ANSWER_END}\n{rest}"
+    path.write_text(_replace(text, ANSWER, ANSWER_END, answer))
+
+
+def _replace(text: str, start: str, end: str, body: str) -> str:
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1] if end in rest else rest
+    return f"{head}{start}\n{body}\n{end}{tail}"
 
 
 if __name__ == "__main__":
