@@ -17,7 +17,7 @@ from ttt_lab.config import overrides as ov
 from ttt_lab.config.schema import Config, validate
 from ttt_lab.errors import TttLabError
 
-HASH_EXCLUDED = ("tracking", "home", "audit", "report", "launcher")
+HASH_EXCLUDED = ("tracking", "home", "audit", "report", "launcher", "study")
 
 
 class ConfigError(TttLabError):

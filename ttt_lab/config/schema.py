@@ -29,6 +29,7 @@ from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imp
     validate_tracking,
 )
 from ttt_lab.config.launcher_schema import CLUSTERS, LauncherConfig, validate_launcher  # noqa: F401
+from ttt_lab.config.study_schema import StudyConfig, validate_study
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
 from ttt_lab.errors import InvalidSetting
@@ -251,6 +252,7 @@ class Config:
     audit: AuditConfig = field(default_factory=AuditConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
+    study: StudyConfig = field(default_factory=StudyConfig)
 
 
 def _validate_phase_range(p: PhaseConfig, at: str, d: DatasetConfig) -> None:
@@ -339,6 +341,7 @@ def _validate_trains_something(t: TrainConfig) -> None:
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
     validate_tracking(cfg.tracking)
+    validate_study(cfg.study)
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
         raise InvalidSetting("seed", cfg.seed, f"an integer from 0 to {2**32 - 1} (the seed numpy and torch take)")
     cfg.env.validate("env")

@@ -81,9 +81,10 @@ def run(args: list[str], *, name: str | None = None, trials: int | None = None, 
                          "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
                          "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     plan = make_plan(spec, compose)
-    if not until_settled:
+    one_look = not until_settled and not dry_run and _answers(plan.spec, launch)
+    if not until_settled and not one_look:
         return run_study(plan, launch=launch, dry_run=dry_run, storage=storage, **options)
-    from ttt_lab.studies.settle import run_until_settled
+    from ttt_lab.studies.settle import run_until_settled, study_seeds
 
     rounds: list[StudyOutcome] = []
 
@@ -91,8 +92,24 @@ def run(args: list[str], *, name: str | None = None, trials: int | None = None, 
         rounds.append(run_study(p, launch=launch, dry_run=dry_run, storage=storage, **options))
         return rounds[-1]
 
-    run_until_settled(plan, max_seeds=max_seeds, dry_run=dry_run, storage=storage, run=one_round)
+    budget = len(study_seeds(plan.spec)) if one_look else max_seeds
+    run_until_settled(plan, max_seeds=budget, dry_run=dry_run, storage=storage, run=one_round)
     return rounds[-1]  # a round with failed or unfinished trials ends the looks
+
+
+def _answers(spec: StudySpec, launch) -> bool:
+    """A grid over seeds ends with one look at its answer, as --until-settled's first look (it adds
+    no seed): where this process waits for its trials, and a fixed design's last look is its seeds."""
+    from ttt_lab.studies.grid import values
+
+    seeds = spec.params.get("seed")
+    if spec.kind != "grid" or seeds is None or len(spec.params) < 2 or (launch is not None and not launch.wait):
+        return False
+    try:
+        n = len(values("seed", seeds))
+    except StudyError:
+        return False
+    return n >= 2 and (spec.decisions != "fixed" or not spec.looks or spec.looks[-1] == n)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any
 
 from ttt_lab.config.load import Loaded, load
 from ttt_lab.errors import TttLabError
-from ttt_lab.studies import grid
-from ttt_lab.studies.spec import StudyError, StudySpec
+from ttt_lab.studies import estimate, grid
+from ttt_lab.studies.spec import StudyError, StudySpec, with_default_seeds
 
 EXPLOITER_PREFIXES = ("eval/exploiter/", "eval/exploitability")
 FINAL_PREFIXES = ("eval/random/", "eval/optimal/", *EXPLOITER_PREFIXES)
@@ -26,6 +26,8 @@ class PlannedTrial:
     overrides: list[str]
     """The trial's own overrides (the study's fixed ones not repeated)."""
     config_hash: str
+    seconds: float = 0.0
+    """Its wall time, estimated from the games it plays (`studies.estimate`)."""
 
 
 class Composer:
@@ -101,6 +103,7 @@ def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:
     compose = compose or Composer()
     _check_objectives(spec)
     base = _load(spec.overrides, "the study's fixed overrides", compose)
+    spec = with_default_seeds(spec, base.cfg.study.seeds)
     _check_audited(spec, base, "the study's fixed overrides")
     _check_exact(spec, base, "the study's fixed overrides")
     plan = Plan(spec, base, compose=compose)
@@ -110,7 +113,8 @@ def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:
             loaded = _load(overrides, what, compose)
             _check_audited(spec, loaded, what)
             _check_exact(spec, loaded, what)
-            plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash))
+            plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash,
+                                            estimate.trial_seconds(loaded.cfg)))
     else:
         from ttt_lab.studies.space import distributions
 

@@ -60,7 +60,7 @@ def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> St
         except KeyError:
             states = {}
         events.emit(plan_table(plan, states))
-    LOG.info(design_line(plan.spec))
+    LOG.info(design_line(plan, workers))
     if launch is not None and launch.launcher.cluster == "slurm":
         from ttt_lab.studies.sbatch import sbatch_script
 
@@ -70,13 +70,36 @@ def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> St
     return StudyOutcome(plan.spec.name, None)
 
 
-def design_line(spec: StudySpec) -> str:
-    """How the study's comparisons will be decided: its margin and its seeds."""
+def design_line(plan: Plan, workers: int | None = None) -> str:
+    """How the study's comparisons will be decided (its seeds, its reference, when a comparison
+    whose seeds all agree decides) and about how long its trials take."""
+    from ttt_lab.stats.design import Design
+    from ttt_lab.stats.floors import agreeing
+    from ttt_lab.studies import estimate
+    from ttt_lab.studies.grid import values
+
+    spec = plan.spec
     seeds = spec.params.get("seed")
-    design = (f"seeds {seeds} in every condition (paired: conditions compared seed by seed)" if seeds else
+    chosen = " (none named: as many as a comparison whose seeds all agree needs; seed=... sets them)" \
+        if spec.default_seeds else ""
+    design = (f"seeds {seeds} in every condition{chosen}, compared seed by seed" if seeds else
               "no seed parameter (one seed per condition: comparisons over seeds need seed=0,1,2)")
-    return (f"decided on {spec.objectives[0].metric}: margin ±{spec.margin:g} (smaller differences do not matter); "
-            f"{design}; --until-settled adds seeds up to {spec.max_seeds or 'four times as many'}.")
+    k = 1
+    for key, expr in spec.params.items():
+        if key not in ("seed", *(spec.blocks or [])):
+            k *= len(values(key, expr))
+    family = max(1, k - 1 if spec.baseline else k * (k - 1) // 2)
+    ref = (f"each condition against {spec.baseline}" + (" (the first value typed: a family of "
+           f"{family} comparisons, not every pair)" if spec.default_seeds else "") if spec.baseline else
+           f"every pair of conditions ({family} comparisons)")
+    agree = agreeing(Design(spec.decisions, looks=tuple(spec.looks or ())), family) if k > 1 else None
+    when = f"; a comparison whose seeds all agree decides after {agree} seeds" if agree else ""
+    n = max(1, workers or spec.workers)
+    total = sum(t.seconds for t in plan.trials) / n
+    cost = f"; {len(plan.trials)} trials on {n} worker(s): {estimate.text(total)}" if plan.trials else ""
+    return (f"decided on {spec.objectives[0].metric}, {ref}: the share of seeds on which a condition trains the "
+            f"better policy first, the mean difference beside it (margin ±{spec.margin:g}); {design}{when}{cost}; "
+            f"--until-settled adds seeds up to {spec.max_seeds or 'four times as many'}.")
 
 
 def _prepare(study, storage, store, plan: Plan, url: str, command: str) -> str:
@@ -143,6 +166,7 @@ def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = N
     if dry_run:
         return _dry_run(plan, optuna_storage, launch, workers)
     study = create_or_load(optuna_storage, spec, plan.distributions)
+    LOG.info(design_line(plan, workers))
     parent = _prepare(study, optuna_storage, store, plan, url, command)
     waiting = count(study, TrialState.WAITING)
     todo = waiting if spec.kind == "grid" else max(0, (spec.n_trials or 0) - count(study, *SETTLED)) + waiting
