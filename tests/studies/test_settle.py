@@ -164,3 +164,17 @@ def test_a_look_with_more_seeds_claims_and_runs_the_new_points_in_the_same_study
             seen.append(" ".join(trial_overrides(trial)))
             study.tell(trial, 0.5)
     assert sorted(seen) == sorted(f"batch_size={b} seed={k}" for b in (8, 16) for k in range(4))
+
+
+def test_a_command_line_grid_without_seeds_runs_seeds_against_its_first_value_and_answers(home: Path) -> None:
+    """The card's shape: no seeds named, so the grid runs study.seeds of them (the default, None,
+    runs as many as an all-agreeing comparison needs; the smoke preset sets 1) against its first
+    value, and ends with one look: the decisions in the endpoint's words."""
+    args = ["eval.transcript=true,false", "experiment=smoke", "study.seeds=2", "--name", "card"]
+    out = cli("sweep", *args)
+    text = " ".join(out.stdout.split())
+    assert "each condition against eval.transcript=True (the first value typed" in text, text
+    assert "seeds 0,1 in every condition (none named" in text and "P(improvement)" in text, text
+    assert "the seed budget (2) is spent" in text and "--until-settled --max-seeds" in text, text
+    one = cli("sweep", "eval.transcript=true,false", "experiment=smoke", "--name", "one", "--dry-run")
+    assert "no seed parameter" in " ".join(one.stdout.split())

@@ -25,7 +25,8 @@ from ttt_lab.tracking import keys
 METHOD = {ANYTIME: "probability of improvement: a confidence sequence from a mixture of bets on the seeds' scores "
                    "(better 1, tied 1/2, worse 0), valid at every seed count; mean difference: a betting confidence "
                    "sequence (Waudby-Smith & Ramdas 2024); Bonferroni across endpoints and comparisons",
-          FIXED: "probability of improvement: an exact two-sided sign test at the declared looks (Holm within a "
+          FIXED: "probability of improvement: an exact two-sided sign test at the declared looks (the binomial "
+                 "counts every sign pattern, so every p-value from 2^(1-n) up is reachable; Holm within a "
                  "look, Pocock-type spending across looks, a look that cannot reject passing its share on); mean "
                  "difference: the betting confidence sequence, valid at any look"}
 

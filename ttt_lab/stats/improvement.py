@@ -75,9 +75,9 @@ def interval(s: np.ndarray, alpha: float, cells: int = CELLS) -> tuple[float, fl
         return 0.0, 1.0
     out = excluded(np.asarray(s, float), alpha, cells)[-1]
     keep = np.flatnonzero(~out)
-    if keep.size == 0:  # every cell excluded: cannot happen at the true theta but in its chance alpha
-        k = int(np.argmin(np.asarray(s).mean() * cells > np.arange(cells)))
-        return k / cells, k / cells
+    if keep.size == 0:  # every cell excluded (within the sequence's chance alpha): the observed share
+        share = float(np.mean(s))
+        return share, share
     return keep[0] / cells, (keep[-1] + 1) / cells
 
 

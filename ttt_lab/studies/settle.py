@@ -171,7 +171,7 @@ def run_until_settled(plan: Plan, *, max_seeds: int | None, dry_run: bool,
                          "file before the first trial, or use decisions: anytime.")
     family = _family(spec)
     more = f", then {len(initial)} more at a time up to {budget}" if budget > len(initial) else ""
-    LOG.info(f"--until-settled ({design.procedure}): {len(initial)} seeds per condition first{more}"
+    LOG.info(f"decisions ({design.procedure}): {len(initial)} seeds per condition first{more}"
              + (f", looks at {', '.join(map(str, design.looks))}" if design.looks else ", looked at after every seed")
              + f"; margin {spec.margin:g} on {spec.objectives[0].metric}; {floors.sentence(design, family)}.")
     if dry_run:
