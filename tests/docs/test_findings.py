@@ -19,13 +19,13 @@ things against the verdicts in the sentence's scope:
   (a warm-up's collapses); only its M is checked.
 - **Decision claims.** A decision word is a claim about an endpoint: "better / worse on most
   seeds" and "trained the better policy" (the primary endpoint or a block decided, either
-  direction: the answer names the winner, the verdict the condition), "unresolved" (the primary
-  endpoint's decisions, the mean's instead where the sentence says "mean", and the blocks' too
-  where it says "within"), "equivalent" (any endpoint), "differs", "by more than the margin",
-  "within the margin" (the mean difference), "fewer / more collapses" (the collapse endpoint)
-  and "settled / decided as X" must name a decision the scope holds. A sentence that says
-  *every / each / all ... comparison(s)* claims it of every comparison in scope. Questions
-  (sentences ending "?") claim nothing.
+  direction: the answer names the winner, the verdict the condition); "unresolved", "undecided"
+  and "without deciding" (the primary endpoint's decisions, the mean's instead where the
+  sentence says "mean", and the blocks' too where it says "within"); "equivalent" (any
+  endpoint); "differs", "by more than the margin", "within the margin" (the mean difference);
+  "fewer / more collapses" (the collapse endpoint); and "settled / decided as X". Each must name
+  a decision the scope holds. A sentence that says *every / each / all ... comparison(s)* claims
+  it of every comparison in scope. Questions (sentences ending "?") claim nothing.
 - **Procedures.** A procedure named in prose (t test, paired t, TOST, sign-flip, Holm, Pocock,
   spending, sign test, Bonferroni, AdaStop) must be one the verdict's `method` names: how the
   findings are decided now; earlier procedures belong in History.
@@ -72,7 +72,7 @@ ESTIMATES = re.compile(rf"\b(?:about|around|roughly|some|nearly|~)\s*(?P<n>{LIST
 projection's seed count, or the discordant seeds a collapse decision needs."""
 CLAIMS = [
     (re.compile(r"\b(?:better|worse) on most seeds\b|\btrained the better policy\b", re.I), "most"),
-    (re.compile(r"\bunresolved\b", re.I), "unresolved"),
+    (re.compile(r"\bunresolved\b|\bundecided\b|\bwithout deciding\b", re.I), "unresolved"),
     (re.compile(r"\bequivalent\b", re.I), "equivalent"),
     (re.compile(r"\bdiffers?\b(?!, within)|\bby more than the margin\b", re.I), "differs"),
     (re.compile(r"\bwithin the margin\b", re.I), "differs, within the margin"),
@@ -272,6 +272,7 @@ def test_the_rule_flags_what_the_verdict_does_not_hold(sentence: str):
 @pytest.mark.parametrize("sentence", [
     "It decides at 12 seeds if the next seeds agree.", "A 27 % chance by 18.", "All 9 of 9 seeds agree.",
     "One comparison is unresolved; the other is worse on most seeds.", "The mean difference is unresolved.",
+    "What the seeds show, without deciding: 9 of 9.",
     "Draws rose by 3.8 points, by 10 points at most.", "Does a larger batch train a better policy?",
     "Nine seeds show it; 512 trained the better policy."])
 def test_the_rule_passes_what_the_verdict_holds(sentence: str):
