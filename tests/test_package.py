@@ -69,7 +69,8 @@ def test_the_private_internals_ttt_lab_uses_are_where_it_expects_them() -> None:
 
     for name in ("Cache", "DynamicLayer"):
         assert hasattr(cache_utils, name), f"transformers.cache_utils.{name} moved (ttt_lab/engine/kv_cache.py)"
-    assert hasattr(slurm, "_make_sbatch_string"), "submitit.slurm.slurm._make_sbatch_string moved (studies/sbatch.py)"
+    assert hasattr(slurm, "_make_sbatch_string"), \
+        "submitit.slurm.slurm._make_sbatch_string moved (studies/launchers/slurm.py)"
     params = inspect.signature(slurm._make_sbatch_string).parameters
     assert {"command", "folder", "map_count"} <= set(params), "submitit's sbatch builder changed its parameters"
 

@@ -28,7 +28,7 @@ from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imp
     validate_eval,
     validate_tracking,
 )
-from ttt_lab.config.launcher_schema import CLUSTERS, LauncherConfig, validate_launcher  # noqa: F401
+from ttt_lab.config.launcher_schema import LauncherConfig, validate_launcher
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
 from ttt_lab.errors import InvalidSetting

@@ -13,8 +13,6 @@ from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
 
-LAUNCHERS = ("slurm", "ray")
-
 
 def is_study_file(arg: str) -> bool:
     """A study file or a named study (`sweeps/x.yaml`, `x.yaml`, `x`): an override always holds `=`
@@ -46,8 +44,10 @@ def study_spec(args: list[str], name: str | None, trials: int | None) -> tuple[S
 def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, wait: bool, status: bool,
                    compose: Composer):
     """The launcher request (None: workers on this machine), from --launcher and launcher.* settings
-    (`--status` reads them too, to find the jobs)."""
-    from ttt_lab.studies.launcher import LaunchRequest
+    (`--status` reads them too, to find the jobs). `--launcher NAME` sets `launcher.cluster=NAME`
+    unless a setting names another (`--launcher slurm launcher.cluster=local`)."""
+    from ttt_lab.studies import launchers
+    from ttt_lab.studies.launch import LaunchRequest
 
     if launcher is None:
         if settings and not status:
@@ -58,12 +58,12 @@ def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, w
                              "launcher always waits for its workers).")
         if not status:
             return None
-    elif launcher not in LAUNCHERS:
-        raise StudyError(f"--launcher {launcher!r} is not one of {', '.join(LAUNCHERS)} (without --launcher the "
-                         "workers run on this machine).")
-    elif launcher == "ray" and not any(s.startswith("launcher.cluster=") for s in settings):
-        settings = [*settings, "launcher.cluster=ray"]
-    return LaunchRequest(compose([*spec.overrides, *settings]).cfg.launcher, wait)
+    elif not any(s.startswith("launcher.cluster=") for s in settings):
+        settings = [*settings, f"launcher.cluster={launcher}"]
+    request = LaunchRequest(compose([*spec.overrides, *settings]).cfg.launcher, wait)
+    if launcher is not None:
+        launchers.get(request.launcher.cluster)  # a name no launcher is registered under: refused here
+    return request
 
 
 def run(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
@@ -110,7 +110,7 @@ def status(args: list[str], *, name: str | None = None, trials: int | None = Non
            storage: str | None = None) -> Status:
     import optuna
 
-    from ttt_lab.studies.launcher import JOBS_FILE, folder_of, jobs_table
+    from ttt_lab.studies.launch import JOBS_FILE, folder_of, jobs_table
     from ttt_lab.studies.storage import open_storage, storage_url
     from ttt_lab.studies.tables import summary_table
 

@@ -61,12 +61,11 @@ def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> St
             states = {}
         events.emit(plan_table(plan, states))
     LOG.info(design_line(plan.spec))
-    if launch is not None and launch.launcher.cluster == "slurm":
-        from ttt_lab.studies.sbatch import sbatch_script
-
+    if launch is not None:
         la = launch.launcher
-        LOG.info("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
-                                                                     or plan.spec.workers))
+        shown = launch.backend.plan(la, plan.spec.name, la.workers or workers or plan.spec.workers)
+        if shown:
+            LOG.info(shown)
     return StudyOutcome(plan.spec.name, None)
 
 
@@ -110,7 +109,7 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
             ) -> Tally | None:
     """The workers as scheduler jobs; the tally when waiting for them, None when not."""
     from ttt_lab.names import under
-    from ttt_lab.studies import launcher
+    from ttt_lab.studies import launch as launcher
     from ttt_lab.studies.worker import plan_job
 
     la = launch.launcher
@@ -136,9 +135,7 @@ def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = N
     spec = plan.spec
     url = storage_url(storage, plan.base.cfg.home)
     if launch is not None and not dry_run:
-        from ttt_lab.studies.sbatch import check_launch
-
-        check_launch(launch.launcher, url, plan.base.cfg.tracking.uri)
+        launch.backend.check(launch.launcher, url, plan.base.cfg.tracking.uri)
     optuna_storage, store = _open(plan, storage, tracking=not dry_run)
     if dry_run:
         return _dry_run(plan, optuna_storage, launch, workers)
