@@ -128,9 +128,8 @@ class ModelConfig:
     per free cell: ~120 tokens a game) or `words` (word by word, the tokenizer of the first
     releases: ~280 tokens a game). Kept for comparison and to rerun older runs."""
     attention: str = "auto"
-    """transformers' attention kernel for training and rollouts: eager | sdpa | auto. auto: eager on
-    a CPU, where short games make it faster than SDPA's flash kernel; sdpa on a GPU (timings:
-    docs/benchmarks.md, "Kernels and precision")."""
+    """transformers' attention kernel: eager | sdpa | auto. auto: the kernel `engine.precision.attention`
+    picks for each use (training, playing)."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 
 
