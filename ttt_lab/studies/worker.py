@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ttt_lab import events
+from ttt_lab import events, log
 from ttt_lab.studies.spec import StudySpec
 
 WAITING_ONLY = "grid"
+LOG = log.get("studies")
 
 
 @dataclass
@@ -74,18 +75,19 @@ class Reports:
 
 class JobLog(Reports):
     """A worker nobody listens to (a job array's task, a Ray actor): each trial a line of its
-    job's output, and the trial it is running (failed and queued again when the job is stopped)."""
+    job's log (`run_to_end` sends ttt-lab's lines there), and the trial it is running (failed
+    and queued again when the job is stopped)."""
 
     def __init__(self) -> None:
         self.current: int | None = None
 
     def started(self, report: events.TrialStarted) -> None:
         self.current = report.number
-        print(report, flush=True)  # the job's output is its log
+        LOG.info(str(report))
 
     def ended(self, report: events.TrialEnded) -> None:
         self.current = None
-        print(report, flush=True)
+        LOG.info(str(report))
 
 
 def plan_job(plan, storage_url: str, parent_run_id: str, index: int, threads: int, log_dir: str,
@@ -125,7 +127,7 @@ def trial_overrides(trial) -> list[str]:
 def worker_main(job: WorkerJob, reports: ReportSink, stop) -> None:
     """Entry point of a worker; puts its `events.WorkerReport`s to `reports` and claims no new
     trial once `stop` is set (the study hit --max-failures, or its job is being stopped)."""
-    from ttt_lab import log, timing
+    from ttt_lab import timing
 
     timing.own_process()  # its start-up is charged to the first trial it runs
     os.environ["TTT_LAB_HOME"] = job.home
@@ -217,8 +219,13 @@ def close_if_done(job: WorkerJob) -> None:
 
 
 def run_to_end(job: WorkerJob, reports: JobLog, stop) -> None:
-    """A launched worker's whole life: the worker loop until the study has nothing left for it,
-    then the parent run closed if its trial was the last."""
-    worker_main(job, reports, stop)
-    if not stop.is_set():
-        close_if_done(job)
+    """A launched worker's whole life, its lines on its output (the job's log): the worker loop
+    until the study has nothing left for it, then the parent run closed if its trial was the last."""
+    import sys
+
+    from ttt_lab.redact import redacted
+
+    with log.to(redacted(sys.stdout)):
+        worker_main(job, reports, stop)
+        if not stop.is_set():
+            close_if_done(job)
