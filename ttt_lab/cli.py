@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ttt_lab import timing
+from ttt_lab import api, timing
 from ttt_lab.cli_kit.run import STATE as _state
-from ttt_lab.cli_kit.run import Overrides
+from ttt_lab.cli_kit.run import Overrides, with_options
 from ttt_lab.cli_kit.run import console as _console
 from ttt_lab.cli_kit.run import run as _run
 from ttt_lab.cli_kit.runs import runs_app, ui
@@ -112,40 +112,18 @@ def audit_(
 
 
 @app.command("sweep")
+@with_options(api.SweepOptions)
 def sweep_(
     args: Annotated[list[str] | None, typer.Argument(help="A study file (sweeps/NAME.yaml) and/or overrides; "
                                                      "sweep values in Hydra syntax: a,b,c  range(0,3)  choice(a,b)  "
                                                      "interval(1e-5,1e-3)  tag(log, interval(…)).",
                                                      show_default=False, autocompletion=complete_sweep_args)] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes on this machine.")] = None,
-    storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL shared by every machine "
-                                                "(default $TTT_LAB_OPTUNA_STORAGE or sqlite under runs/).")] = None,
-    max_failures: Annotated[int | None, typer.Option("--max-failures", help="Stop claiming trials after this "
-                                                     "many failures.")] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Study name (default: from the file, or a hash of "
-                                             "the arguments).")] = None,
-    trials: Annotated[int | None, typer.Option("--trials", help="Number of trials of an Optuna search.")] = None,
-    trial_timeout: Annotated[float | None, typer.Option("--trial-timeout", min=1.0, help="Seconds a trial may run; "
-                                                        "a worker past it (hung, stopped) is killed, its trial "
-                                                        "failed and run again by a fresh worker.")] = None,
-    launcher: Annotated[str | None, typer.Option("--launcher", help="`slurm`: the workers as a SLURM job array "
-                                                 "(submitit), set by launcher.* overrides (launcher.partition=gpu "
-                                                 "launcher.time_min=120 …; launcher.cluster=local tries it here); "
-                                                 "`ray`: detached actors on a Ray cluster (launcher.address, "
-                                                 "launcher.cpus_per_trial).")
-                        ] = None,
-    wait: Annotated[bool, typer.Option("--wait", help="With --launcher: follow the jobs until they end.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the study's trials and its launcher jobs; run "
                                          "nothing.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the named studies (./sweeps, --config-dir folders, "
                                         "the package) and where each comes from; run nothing.")] = False,
-    until_settled: Annotated[bool, typer.Option("--until-settled", help="Run the study's seeds, then add seeds to "
-                                                "every condition while a comparison is unresolved (decisions stay "
-                                                "valid over the repeated looks); re-running continues.")] = False,
-    max_seeds: Annotated[int | None, typer.Option("--max-seeds", min=2, help="With --until-settled: the most seeds "
-                                                  "per condition (default: the study's max_seeds, else 4x its "
-                                                  "seeds).")] = None,
+    *,
+    options: api.SweepOptions,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -160,10 +138,8 @@ def sweep_(
         if list_:
             return command.list_studies(console)
         if status:
-            return command.status(args or [], console, storage=storage, launcher=launcher, name=name, trials=trials)
-        return command.sweep(args or [], dry_run=dry_run, workers=workers, storage=storage,
-                             max_failures=max_failures, name=name, trials=trials, trial_timeout=trial_timeout,
-                             launcher=launcher, wait=wait, until_settled=until_settled, max_seeds=max_seeds)
+            return command.status(args or [], console, options)
+        return command.sweep(args or [], options)
 
     code = _run(body)
     if code:

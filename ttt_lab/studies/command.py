@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ttt_lab import events
+from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
@@ -66,32 +67,31 @@ def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, w
     return request
 
 
-def run(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
-        wait: bool = False, until_settled: bool = False, max_seeds: int | None = None, dry_run: bool = False,
-        storage: str | None = None, **options) -> StudyOutcome:
-    """Run the study (`options`: run_study's workers, max_failures, command, trial_timeout); with
-    `until_settled`, round after round until it settles; the last round's outcome."""
+def run(args: list[str], options: SweepOptions, command: str = "") -> StudyOutcome:
+    """Run the study; with `options.until_settled`, round after round until it settles; the last
+    round's outcome. `command`: the command line, recorded on the study's parent run."""
     compose = Composer()
-    spec, settings = study_spec(args, name, trials)
-    launch = launch_request(spec, settings, launcher, wait, False, compose)
-    if max_seeds is not None and not until_settled:
+    spec, settings = study_spec(args, options.name, options.trials)
+    launch = launch_request(spec, settings, options.launcher, options.wait, False, compose)
+    if options.max_seeds is not None and not options.until_settled:
         raise StudyError("--max-seeds bounds --until-settled: add --until-settled, or drop --max-seeds.")
-    if until_settled and launch is not None and not launch.wait and not dry_run:
+    if options.until_settled and launch is not None and not launch.wait and not options.dry_run:
         raise StudyError("--until-settled takes each look when its trials have finished, so it must wait for the "
                          "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
                          "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     plan = make_plan(spec, compose)
-    if not until_settled:
-        return run_study(plan, launch=launch, dry_run=dry_run, storage=storage, **options)
+    if not options.until_settled:
+        return run_study(plan, options, launch=launch, command=command)
     from ttt_lab.studies.settle import run_until_settled
 
     rounds: list[StudyOutcome] = []
 
     def one_round(p: Plan) -> StudyOutcome:
-        rounds.append(run_study(p, launch=launch, dry_run=dry_run, storage=storage, **options))
+        rounds.append(run_study(p, options, launch=launch, command=command))
         return rounds[-1]
 
-    run_until_settled(plan, max_seeds=max_seeds, dry_run=dry_run, storage=storage, run=one_round)
+    run_until_settled(plan, max_seeds=options.max_seeds, dry_run=options.dry_run, storage=options.storage,
+                      run=one_round)
     return rounds[-1]  # a round with failed or unfinished trials ends the looks
 
 
@@ -106,8 +106,8 @@ class Status:
     jobs: events.Table | None
 
 
-def status(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
-           storage: str | None = None) -> Status:
+def status(args: list[str], options: SweepOptions) -> Status:
+    """The study's trials and launcher jobs; of `options`, those naming the study and where it ran."""
     import optuna
 
     from ttt_lab.studies.launch import JOBS_FILE, folder_of, jobs_table
@@ -115,9 +115,9 @@ def status(args: list[str], *, name: str | None = None, trials: int | None = Non
     from ttt_lab.studies.tables import summary_table
 
     compose = Composer()
-    spec, settings = study_spec(args, name, trials)
-    la = launch_request(spec, settings, launcher, False, True, compose).launcher
-    url = storage_url(storage, compose(spec.overrides).cfg.home)
+    spec, settings = study_spec(args, options.name, options.trials)
+    la = launch_request(spec, settings, options.launcher, False, True, compose).launcher
+    url = storage_url(options.storage, compose(spec.overrides).cfg.home)
     try:
         study = optuna.load_study(study_name=spec.name, storage=open_storage(url))
     except KeyError:

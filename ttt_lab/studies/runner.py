@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ttt_lab import events, log
 from ttt_lab.studies.enqueue import SETTLED, count, enqueue_grid, requeue_failed, states_by_hash
 from ttt_lab.studies.mutex import study_mutex
+from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.parent_run import close_parent, parent_run
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.pool import Tally, WorkerPool
@@ -126,13 +127,14 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     return launcher.follow(jobs, workers_[0], la, todo)
 
 
-def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = None,
-              max_failures: int | None = None, dry_run: bool = False, command: str = "",
-              trial_timeout: float | None = None, launch=None) -> StudyOutcome:
-    """Run the planned study's trials (on this machine, or as launcher jobs); its tally."""
+def run_study(plan: Plan, options: SweepOptions | None = None, *, launch=None, command: str = "") -> StudyOutcome:
+    """Run the planned study's trials (on this machine, or as launcher jobs) with the sweep's
+    `options`; its tally."""
     from optuna.trial import TrialState
 
-    spec = plan.spec
+    options = options or SweepOptions()
+    spec, storage, workers, dry_run = plan.spec, options.storage, options.workers, options.dry_run
+    max_failures = options.max_failures
     url = storage_url(storage, plan.base.cfg.home)
     if launch is not None and not dry_run:
         launch.backend.check(launch.launcher, url, plan.base.cfg.tracking.uri)
@@ -150,7 +152,7 @@ def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = N
             return StudyOutcome(spec.name, parent)
         tally = launched
     elif todo:
-        pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, trial_timeout)
+        pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, options.trial_timeout)
         tally = pool.run(workers or spec.workers, todo)
     else:
         LOG.info(f"study '{spec.name}': every trial is done already; nothing to run.")
