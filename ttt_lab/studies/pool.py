@@ -22,7 +22,6 @@ from typing import Any
 from optuna.trial import TrialState
 
 from ttt_lab import events, log
-from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.worker import Reports, WorkerJob, plan_job, worker_main
 
@@ -53,14 +52,12 @@ class WorkerPool(Reports):
     itself), the trial failed and queued again, and a fresh worker takes its place."""
     tally: Tally = field(default_factory=Tally)
 
-    def run(self, workers: int, todo: int) -> Tally:
-        """Start `workers` (at most `todo`) processes and wait for every one to exit."""
+    def run(self, workers: int, todo: int, log_dir: Path) -> Tally:
+        """Start `workers` (at most `todo`) processes, each trial's log in `log_dir`, and wait for
+        every one to exit."""
         from ttt_lab.progress import games_progress
 
-        cfg = self.plan.base.cfg
         workers = max(1, min(workers, todo))
-        log_dir = under(cfg.home, "studies", self.plan.spec.name)
-        log_dir.mkdir(parents=True, exist_ok=True)
         threads = max(1, (os.cpu_count() or 1) // workers)
         if os.environ.get("TTT_LAB_TORCH_THREADS"):  # a cap set by whoever started this sweep
             threads = min(threads, max(1, int(os.environ["TTT_LAB_TORCH_THREADS"])))

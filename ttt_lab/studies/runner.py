@@ -9,6 +9,7 @@ steps live in their own modules: `recovery` (dead workers' trials), `enqueue`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ttt_lab import events, log
 from ttt_lab.studies.enqueue import SETTLED, count, enqueue_grid, requeue_failed, states_by_hash
@@ -106,17 +107,23 @@ def _unfinished(study, spec: StudySpec) -> int:
     return max(0, (spec.n_trials or 0) - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
 
 
-def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None
-            ) -> Tally | None:
-    """The workers as scheduler jobs; the tally when waiting for them, None when not."""
+def trial_logs(plan: Plan, options: SweepOptions) -> Path:
+    """The folder of the study's trial logs (one file per trial), created."""
     from ttt_lab.names import under
+
+    folder = under(plan.base.cfg.home, "studies", plan.spec.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None,
+            log_dir: Path) -> Tally | None:
+    """The workers as scheduler jobs; the tally when waiting for them, None when not."""
     from ttt_lab.studies import launch as launcher
     from ttt_lab.studies.worker import plan_job
 
     la = launch.launcher
     n = max(1, min(la.workers or workers, todo))
-    log_dir = under(plan.base.cfg.home, "studies", plan.spec.name)
-    log_dir.mkdir(parents=True, exist_ok=True)
     base = plan_job(plan, url, parent, 0, 1, str(log_dir), max_failures)
     workers_ = launcher.worker_jobs(base, la, n)
     jobs = launcher.submit(workers_, la)
@@ -147,13 +154,14 @@ def run_study(plan: Plan, options: SweepOptions | None = None, *, launch=None, c
     todo = waiting if spec.kind == "grid" else max(0, (spec.n_trials or 0) - count(study, *SETTLED)) + waiting
     tally = Tally()
     if todo and launch is not None:
-        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures)
+        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures,
+                           trial_logs(plan, options))
         if launched is None:
             return StudyOutcome(spec.name, parent)
         tally = launched
     elif todo:
         pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, options.trial_timeout)
-        tally = pool.run(workers or spec.workers, todo)
+        tally = pool.run(workers or spec.workers, todo, trial_logs(plan, options))
     else:
         LOG.info(f"study '{spec.name}': every trial is done already; nothing to run.")
     events.emit(summary_table(study, spec))
