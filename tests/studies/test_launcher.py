@@ -182,7 +182,7 @@ def test_a_registered_launcher_runs_a_grid_through_the_sweep(home: Path) -> None
 
     launchers.register("threads", InThreads())
     args = ["experiment=smoke", "batch_size=8,16", "launcher.workers=1", "launcher.poll_s=0.2"]
-    result = api.sweep(None, args, launcher="threads", wait=True)
+    result = api.sweep(None, args, launcher="threads", wait=True, trial_logs=str(home.parent / "logs"))
     assert (result.finished, result.failed, result.unfinished) == (2, 0, 0), result
     trials = study(_storage(home), result.name).get_trials(deepcopy=False)
     assert [t.state.name for t in trials] == ["COMPLETE"] * 2
@@ -191,3 +191,4 @@ def test_a_registered_launcher_runs_a_grid_through_the_sweep(home: Path) -> None
     assert parent.info.status == "FINISHED"
     jobs = json.loads((home / "launcher" / result.name / "jobs.json").read_text())
     assert [(j["job_id"], j["cluster"]) for j in jobs] == [("thread-0", "threads")]
+    assert sorted(p.name for p in (home.parent / "logs" / result.name).iterdir()) == ["trial-0.log", "trial-1.log"]

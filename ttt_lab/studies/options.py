@@ -37,5 +37,7 @@ class SweepOptions:
     until_settled: bool = option(False, "--until-settled", "Run the study's seeds, then add seeds to every condition "
                                  "while a comparison is unresolved (decisions stay valid over the repeated looks); "
                                  "re-running continues.")
+    trial_logs: str | None = option(None, "--trial-logs", "Folder for each trial's log, in a sub-folder per study "
+                                    "(default runs/studies/; with --launcher, one every node reaches).")
     max_seeds: int | None = option(None, "--max-seeds", "With --until-settled: the most seeds per condition "
                                    "(default: the study's max_seeds, else 4x its seeds).", min=2)

@@ -111,7 +111,8 @@ def trial_logs(plan: Plan, options: SweepOptions) -> Path:
     """The folder of the study's trial logs (one file per trial), created."""
     from ttt_lab.names import under
 
-    folder = under(plan.base.cfg.home, "studies", plan.spec.name)
+    folder = (Path(options.trial_logs).resolve() if options.trial_logs else under(plan.base.cfg.home, "studies")
+              ) / plan.spec.name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
