@@ -73,6 +73,10 @@ def test_sweep_dry_run_of_a_named_study(home: Path, named_plans) -> None:
         api.sweep(None, ["batch_size=8,16", "launcher.partition=gpu"], dry_run=True)
     planned = api.sweep(None, ["batch_size=8,16", "launcher.cluster=local"], launcher="slurm", dry_run=True)
     assert planned.ok and planned.parent_run_id is None  # the API submits to a launcher as the CLI does
+    options = api.SweepOptions(launcher="local", dry_run=True)  # what the CLI builds from its flags
+    assert api.sweep(None, ["batch_size=8,16"], options).ok
+    with pytest.raises(TypeError):
+        api.SweepOptions(True)  # type: ignore[misc]  # keyword-only
 
 
 def test_named_studies_lists_the_shipped_ones() -> None:

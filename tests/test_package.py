@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -38,6 +39,7 @@ def test_every_package_and_config_group_is_listed_for_the_wheel() -> None:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools copies what build/lib holds, deleted modules too
     subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(out), str(ROOT)],
                    check=True, capture_output=True, cwd=out)
     (found,) = out.glob("ttt_lab-*.whl")
@@ -52,6 +54,8 @@ def test_the_wheel_carries_the_config_tree_the_studies_and_the_types(wheel: Path
     assert sorted(shipped - names) == []
     assert {"ttt_lab/py.typed", "ttt_lab/templates/report.html.j2",
             "ttt_lab_verifiers/environment.py"} <= names
+    source = {str(p.relative_to(ROOT)) for d in ("ttt_lab", "ttt_lab_verifiers") for p in (ROOT / d).rglob("*.py")}
+    assert {n for n in names if n.endswith(".py")} == source  # no module the tree has lost (a stale build/)
 
 
 def test_version_is_the_package_metadata() -> None:
@@ -69,7 +73,8 @@ def test_the_private_internals_ttt_lab_uses_are_where_it_expects_them() -> None:
 
     for name in ("Cache", "DynamicLayer"):
         assert hasattr(cache_utils, name), f"transformers.cache_utils.{name} moved (ttt_lab/engine/kv_cache.py)"
-    assert hasattr(slurm, "_make_sbatch_string"), "submitit.slurm.slurm._make_sbatch_string moved (studies/sbatch.py)"
+    assert hasattr(slurm, "_make_sbatch_string"), \
+        "submitit.slurm.slurm._make_sbatch_string moved (studies/launchers/slurm.py)"
     params = inspect.signature(slurm._make_sbatch_string).parameters
     assert {"command", "folder", "map_count"} <= set(params), "submitit's sbatch builder changed its parameters"
 

@@ -11,8 +11,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ttt_lab"
 COMMANDS = sorted(p for p in (PACKAGE / "commands").glob("*.py") if p.name != "__init__.py")
-DOMAIN = {"stats", "game", "env", "config", "players", "tracking", "evaluation", "train", "audit", "studies",
-          "report"}
+DOMAIN = {"stats", "game", "env", "config", "engine", "players", "tracking", "evaluation", "train", "audit",
+          "studies", "report"}
+FRONT = [PACKAGE / "cli.py", PACKAGE / "completion.py"]
+"""The typer app and shell completion: no command body, but no way around the API either."""
 
 
 def domain_imports(tree: ast.AST) -> list[str]:
@@ -61,6 +63,17 @@ def test_a_command_goes_through_the_api(path: Path) -> None:
     several = {name: sorted(calls) for name, calls in per_function.items() if len(calls) > 1}
     assert not several, f"{path.name}: functions calling several API functions: {several}"
     assert set().union(*per_function.values()), f"{path.name} calls no ttt_lab.api function"
+
+
+def test_every_domain_package_is_named() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert packages - DOMAIN == {"api", "cli_kit", "commands"}, packages - DOMAIN
+
+
+@pytest.mark.parametrize("path", FRONT, ids=lambda p: p.stem)
+def test_the_app_and_completion_go_through_the_api(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    assert not domain_imports(tree), f"{path.name} imports the domain: {domain_imports(tree)}"
 
 
 def test_the_checks_see_a_domain_import_and_a_second_api_call() -> None:

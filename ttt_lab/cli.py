@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
-from ttt_lab import timing
+from ttt_lab import api, timing
 from ttt_lab.cli_kit.run import STATE as _state
-from ttt_lab.cli_kit.run import Overrides
+from ttt_lab.cli_kit.run import Overrides, with_options
 from ttt_lab.cli_kit.run import console as _console
 from ttt_lab.cli_kit.run import run as _run
-from ttt_lab.cli_kit.runs import runs_app, ui
 from ttt_lab.completion import complete_sweep_args  # imports nothing heavy
 
 app = typer.Typer(
@@ -24,6 +23,7 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect the composed configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+runs_app = typer.Typer(help="Runs in the tracking store.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 
 
@@ -47,9 +47,7 @@ def main(
     _state["debug"] = debug
     timing.own_process()
     if config_dir:
-        from ttt_lab.config.load import add_config_dirs
-
-        add_config_dirs(config_dir)
+        api.add_config_dirs(config_dir)
 
 
 @config_app.command("show")
@@ -112,40 +110,18 @@ def audit_(
 
 
 @app.command("sweep")
+@with_options(api.SweepOptions)
 def sweep_(
     args: Annotated[list[str] | None, typer.Argument(help="A study file (sweeps/NAME.yaml) and/or overrides; "
                                                      "sweep values in Hydra syntax: a,b,c  range(0,3)  choice(a,b)  "
                                                      "interval(1e-5,1e-3)  tag(log, interval(…)).",
                                                      show_default=False, autocompletion=complete_sweep_args)] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes on this machine.")] = None,
-    storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL shared by every machine "
-                                                "(default $TTT_LAB_OPTUNA_STORAGE or sqlite under runs/).")] = None,
-    max_failures: Annotated[int | None, typer.Option("--max-failures", help="Stop claiming trials after this "
-                                                     "many failures.")] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Study name (default: from the file, or a hash of "
-                                             "the arguments).")] = None,
-    trials: Annotated[int | None, typer.Option("--trials", help="Number of trials of an Optuna search.")] = None,
-    trial_timeout: Annotated[float | None, typer.Option("--trial-timeout", min=1.0, help="Seconds a trial may run; "
-                                                        "a worker past it (hung, stopped) is killed, its trial "
-                                                        "failed and run again by a fresh worker.")] = None,
-    launcher: Annotated[str | None, typer.Option("--launcher", help="`slurm`: the workers as a SLURM job array "
-                                                 "(submitit), set by launcher.* overrides (launcher.partition=gpu "
-                                                 "launcher.time_min=120 …; launcher.cluster=local tries it here); "
-                                                 "`ray`: detached actors on a Ray cluster (launcher.address, "
-                                                 "launcher.cpus_per_trial).")
-                        ] = None,
-    wait: Annotated[bool, typer.Option("--wait", help="With --launcher: follow the jobs until they end.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the study's trials and its launcher jobs; run "
                                          "nothing.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the named studies (./sweeps, --config-dir folders, "
                                         "the package) and where each comes from; run nothing.")] = False,
-    until_settled: Annotated[bool, typer.Option("--until-settled", help="Run the study's seeds, then add seeds to "
-                                                "every condition while a comparison is unresolved (decisions stay "
-                                                "valid over the repeated looks); re-running continues.")] = False,
-    max_seeds: Annotated[int | None, typer.Option("--max-seeds", min=2, help="With --until-settled: the most seeds "
-                                                  "per condition (default: the study's max_seeds, else 4x its "
-                                                  "seeds).")] = None,
+    *,
+    options: api.SweepOptions,
 ) -> None:
     """Run a study: a grid over override values, or an Optuna search, one MLflow child run per trial.
     Re-running the same command skips finished trials and re-runs failed or interrupted ones.
@@ -160,10 +136,8 @@ def sweep_(
         if list_:
             return command.list_studies(console)
         if status:
-            return command.status(args or [], console, storage=storage, launcher=launcher, name=name, trials=trials)
-        return command.sweep(args or [], dry_run=dry_run, workers=workers, storage=storage,
-                             max_failures=max_failures, name=name, trials=trials, trial_timeout=trial_timeout,
-                             launcher=launcher, wait=wait, until_settled=until_settled, max_seeds=max_seeds)
+            return command.status(args or [], console, options)
+        return command.sweep(args or [], options)
 
     code = _run(body)
     if code:
@@ -266,7 +240,80 @@ def play(
     _run(body)
 
 
-app.command("ui")(ui)  # after play: the order `ttt-lab --help` lists them in
+@app.command("ui")
+def ui(
+    overrides: Overrides = None,
+    port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 5000,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    optuna: Annotated[str | None, typer.Option("--optuna", help="Serve optuna-dashboard for this study instead "
+                                               "(its trials, parameters, importances).", show_default=False)] = None,
+    storage: Annotated[str | None, typer.Option(help="With --optuna: the Optuna storage URL (default: "
+                                                "$TTT_LAB_OPTUNA_STORAGE or runs/optuna.db).",
+                                                show_default=False)] = None,
+) -> None:
+    """Serve the MLflow UI on the project's tracking store (or, with --optuna, the Optuna dashboard
+    of a study); Ctrl-C stops it.
+
+    Example: `ttt-lab ui --port 5001`, `ttt-lab ui --optuna batch_size --port 8080`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.ui import serve
+
+        serve(overrides or [], host, port, _console(), optuna, storage)
+
+    _run(body)
+
+
+@runs_app.command("export")
+def runs_export(
+    study: Annotated[str, typer.Argument(help="A study name or its parent run id.", show_default=False)],
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json.")] = "csv",
+    out: Annotated[str | None, typer.Option("--out", help="File (default STUDY.FORMAT; - for stdout).")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Store location: --set tracking=server.")] = None,
+) -> None:
+    """One row per trial of a study: overrides, seed, final metrics, config hash, run id, state.
+
+    Example: `ttt-lab runs export quickstart --format parquet`
+    """
+    from ttt_lab.commands.runs import export_runs
+
+    _run(lambda: export_runs(study, fmt, out, overrides or [], _console()))
+
+
+@runs_app.command("list")
+def runs_list(
+    overrides: Overrides = None,
+    limit: Annotated[int, typer.Option(help="How many runs to show.", min=1)] = 20,
+) -> None:
+    """The latest runs: id, experiment, key params and metrics, status.
+
+    Example: `ttt-lab runs list --limit 5`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.runs import list_runs
+
+        list_runs(overrides or [], limit, _console())
+
+    _run(body)
+
+
+@runs_app.command("sync")
+def runs_sync(overrides: Overrides = None) -> None:
+    """Send what runs kept in `runs/tracking-fallback/` because their tracking server was gone when
+    they ended.
+
+    Example: `ttt-lab runs sync tracking=server tracking.uri=http://127.0.0.1:5000`
+    """
+
+    def body() -> None:
+        from ttt_lab.commands.runs import sync_runs
+
+        sync_runs(overrides or [], _console())
+
+    _run(body)
+
 
 if __name__ == "__main__":
     app()

@@ -11,30 +11,28 @@ from typing import Any
 
 def _with_config_dirs(ctx: Any) -> None:
     """`--config-dir` given before the command: the root callback does not run while completing."""
-    from ttt_lab.config.load import add_config_dirs
+    from ttt_lab import api
 
     root = ctx.find_root() if ctx is not None else None
     given = (root.params.get("config_dir") if root is not None else None) or []
     if given:
-        add_config_dirs(given)
+        api.add_config_dirs(given)
 
 
 def override_candidates(incomplete: str) -> list[str]:
     """Completions of one override being typed."""
-    from ttt_lab.config.flatten import flat_items
-    from ttt_lab.config.load import aliases, defaults_tree, group_options, groups
-    from ttt_lab.errors import TttLabError
+    from ttt_lab import api
 
     try:
-        group_names = groups()
+        groups = api.config_groups()
         if "=" in incomplete:
             key, _, value = incomplete.partition("=")
             bare = key.lstrip("+~")
-            if bare in group_names:
-                return [f"{key}={o}" for o in group_options(bare) if o.startswith(value)]
+            if bare in groups:
+                return [f"{key}={o}" for o in groups[bare] if o.startswith(value)]
             return []
-        keys = [*flat_items(defaults_tree()), *aliases(), *group_names]
-    except TttLabError:
+        keys = api.config_keys()
+    except api.TttLabError:
         return []
     return sorted({f"{k}=" for k in keys if k.startswith(incomplete)})
 
@@ -46,14 +44,13 @@ def complete_overrides(ctx: Any, incomplete: str) -> list[str]:
 
 def complete_sweep_args(ctx: Any, incomplete: str) -> list[str]:
     """A named study (first argument) or an override."""
-    from ttt_lab.errors import TttLabError
-    from ttt_lab.studies.named import all_studies
+    from ttt_lab import api
 
     _with_config_dirs(ctx)
     studies: list[str] = []
     if "=" not in incomplete:
         try:
-            studies = [n for n in all_studies() if n.startswith(incomplete)]
-        except TttLabError:
+            studies = sorted({p.name for p in api.named_studies() if p.name.startswith(incomplete)})
+        except api.TttLabError:
             studies = []
     return [*studies, *override_candidates(incomplete)]

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Event", "Front", "Progress", "Table", "TrialEnded", "emit", "front", "install", "using"]
+__all__ = ["Event", "Front", "Progress", "Table", "TrialEnded", "TrialStarted", "WorkerExited", "WorkerReport", "emit",
+           "front", "install", "using"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,37 @@ class TrialEnded:
     state: str
     detail: str
     seconds: float | None = None
+    worker: int | None = None
+    """The sweep worker that ran it (as a worker reports it to its pool)."""
 
     def __str__(self) -> str:
         took = f" in {self.seconds:.1f} s" if self.seconds is not None else ""
         return f"trial {self.number} {self.state}{took}  {self.detail}".rstrip()
+
+
+@dataclass(frozen=True)
+class TrialStarted:
+    """A sweep worker claimed a trial and started it."""
+
+    number: int
+    worker: int
+
+    def __str__(self) -> str:
+        return f"trial {self.number} started"
+
+
+@dataclass(frozen=True)
+class WorkerExited:
+    """A sweep worker left its loop: the study had nothing left for it, or it was told to stop."""
+
+    worker: int
+
+    def __str__(self) -> str:
+        return f"worker {self.worker} exited"
+
+
+WorkerReport = TrialStarted | TrialEnded | WorkerExited
+"""What a sweep worker reports to whoever started it (its pool, or its job's log)."""
 
 
 @dataclass(frozen=True)

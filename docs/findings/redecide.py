@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replay import replay  # beside this script
+
 from ttt_lab.report.decisions import collapse_blocks, primary, section_blocks, seed_blocks, sentences, verdict_json
-from ttt_lab.report.replay import replay
 from ttt_lab.report.section import Section
 from ttt_lab.studies.spec import from_file
 

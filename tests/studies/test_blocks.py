@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttt_lab.report.replay import replay
+from docs.findings.replay import replay
 from ttt_lab.studies.blocks import by_condition, split
 from ttt_lab.studies.spec import from_file
 

@@ -71,7 +71,7 @@ def test_a_grid_on_two_local_workers_survives_a_preempted_and_a_killed_worker(ho
 
 def test_the_sbatch_script_carries_the_launcher_settings() -> None:
     from ttt_lab.config.load import load
-    from ttt_lab.studies.sbatch import sbatch_script
+    from ttt_lab.studies.launchers.slurm import sbatch_script
 
     la = load(["launcher.partition=gpu", "launcher.time_min=90", "launcher.cpus_per_worker=6",
                "launcher.gpus_per_worker=1", "launcher.mem_gb=32", "launcher.max_parallel=2",
@@ -134,3 +134,61 @@ def test_a_dry_run_prints_the_array_script_and_submits_nothing(home: Path) -> No
     for line in ("#SBATCH --partition=cpu", "#SBATCH --time=45", "#SBATCH --array=0-2%3", "batch_size=24"):
         assert line in out.stdout, out.stdout
     assert not (home / "launcher").exists()
+
+
+class _ThreadJob:
+    def __init__(self, job_id: str, thread) -> None:
+        self.job_id, self.thread = job_id, thread
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+
+class InThreads:
+    """A launcher whose workers are threads of this process: what a new backend has to provide."""
+
+    follow_to_exit = True
+
+    def check(self, la, storage_url: str, tracking_uri: str) -> None:
+        pass
+
+    def threads(self, la, workers: int) -> int:
+        return 1
+
+    def submit(self, jobs, la, folder: Path) -> list[_ThreadJob]:
+        import dataclasses
+        import threading
+
+        from ttt_lab.studies.worker import JobLog, run_to_end
+
+        out = []
+        for j in jobs:
+            job = dataclasses.replace(j, job_id=f"thread-{j.index}")
+            thread = threading.Thread(target=run_to_end, args=(job, JobLog(), threading.Event()))
+            thread.start()
+            out.append(_ThreadJob(job.job_id, thread))
+        return out
+
+    def state(self, la, folder: Path, job_id: str) -> str:
+        return "ENDED"
+
+    def plan(self, la, study: str, workers: int) -> str | None:
+        return f"{workers} thread(s)"
+
+
+def test_a_registered_launcher_runs_a_grid_through_the_sweep(home: Path) -> None:
+    from ttt_lab import api
+    from ttt_lab.studies import launchers
+
+    launchers.register("threads", InThreads())
+    args = ["experiment=smoke", "batch_size=8,16", "launcher.workers=1", "launcher.poll_s=0.2"]
+    result = api.sweep(None, args, launcher="threads", wait=True, trial_logs=str(home.parent / "logs"))
+    assert (result.finished, result.failed, result.unfinished) == (2, 0, 0), result
+    trials = study(_storage(home), result.name).get_trials(deepcopy=False)
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 2
+    assert {t.user_attrs["job"] for t in trials} == {"thread-0"}
+    (parent,), _ = split_runs(home, result.name)
+    assert parent.info.status == "FINISHED"
+    jobs = json.loads((home / "launcher" / result.name / "jobs.json").read_text())
+    assert [(j["job_id"], j["cluster"]) for j in jobs] == [("thread-0", "threads")]
+    assert sorted(p.name for p in (home.parent / "logs" / result.name).iterdir()) == ["trial-0.log", "trial-1.log"]

@@ -17,7 +17,15 @@ MLflow, Optuna) are imported by the function that needs them."""
 
 from __future__ import annotations
 
-from ttt_lab.api._config import ConfigDiff, ConfigLike, config_diff, load_config
+from ttt_lab.api._config import (
+    ConfigDiff,
+    ConfigLike,
+    add_config_dirs,
+    config_diff,
+    config_groups,
+    config_keys,
+    load_config,
+)
 from ttt_lab.api._evaluate import AuditKind, AuditResult, EvalResult, audit, evaluate
 from ttt_lab.api._play import Game, game
 from ttt_lab.api._report import Export, ExportFormat, ReportResult, TrialRow, export, report
@@ -27,11 +35,12 @@ from ttt_lab.api._studies import NamedStudyPlace, SweepResult, named_studies, sw
 from ttt_lab.api._train import TrainResult, in_processes, train
 from ttt_lab.config.load import Loaded, using_config_dirs
 from ttt_lab.errors import TttLabError
+from ttt_lab.studies.options import SweepOptions
 
 __all__ = [
     "AuditKind", "AuditResult", "ConfigDiff", "ConfigLike", "EvalResult", "Export", "ExportFormat", "Game", "Loaded",
-    "NamedStudyPlace", "ReportResult", "RunRow", "Runs", "Server", "SweepResult", "Synced", "TrainResult", "TrialRow",
-    "TttLabError", "UiError", "audit", "config_diff", "evaluate", "export", "game", "in_processes", "load_config",
-    "named_studies", "report", "reproduce", "runs", "sweep", "sweep_status", "sync_runs", "train", "ui_server",
-    "using_config_dirs",
+    "NamedStudyPlace", "ReportResult", "RunRow", "Runs", "Server", "SweepOptions", "SweepResult", "Synced",
+    "TrainResult", "TrialRow", "TttLabError", "UiError", "add_config_dirs", "audit", "config_diff", "config_groups",
+    "config_keys", "evaluate", "export", "game", "in_processes", "load_config", "named_studies", "report", "reproduce",
+    "runs", "sweep", "sweep_status", "sync_runs", "train", "ui_server", "using_config_dirs",
 ]

@@ -53,3 +53,27 @@ def config_diff(cfg: ConfigLike) -> ConfigDiff:
     return ConfigDiff(config.config_hash, {k: (base.get(k, missing), now.get(k, missing))
                                            for k in sorted(set(base) | set(now))
                                            if base.get(k, missing) != now.get(k, missing)})
+
+
+def add_config_dirs(dirs: Sequence[str | os.PathLike[str]]) -> None:
+    """User config folders (as `--config-dir`) from now on, first on $TTT_LAB_CONFIG_DIR: this
+    process and every sweep worker or job it starts see them."""
+    from ttt_lab.config.load import add_config_dirs as add
+
+    add([str(d) for d in dirs])
+
+
+def config_keys() -> list[str]:
+    """Every key an override can set: the full ones (`train.phases.0.batch_size`), the short names
+    (`batch_size`) and the config groups (`experiment`)."""
+    from ttt_lab.config.flatten import flat_items
+    from ttt_lab.config.load import aliases, defaults_tree, groups
+
+    return [*flat_items(defaults_tree()), *aliases(), *groups()]
+
+
+def config_groups() -> dict[str, list[str]]:
+    """Each config group and its options, the user's config folders' included."""
+    from ttt_lab.config.load import group_options, groups
+
+    return {g: group_options(g) for g in groups()}

@@ -1,11 +1,18 @@
 """What `ttt-lab ui` serves: the MLflow UI on the project's store, or optuna-dashboard on a study's
-storage; the command line of each server and where it answers. The CLI starts and stops them."""
+storage; the command line of each server, where it answers, and `Server.serve`, which starts it,
+waits until it answers and stops it (its whole process group) when interrupted."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
+import subprocess
 import sys
-from collections.abc import Sequence
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +38,64 @@ class Server:
     """What anyone who reaches the port sees (for the warning on a non-loopback host)."""
     source: str
     """The store or storage it serves (`store URI`), secrets redacted."""
+
+    def serve(self, ready: Callable[[], None] = lambda: None) -> None:
+        """Start the server in its own process group with its output in its log, wait until it
+        answers (then `ready()`), then until it exits or KeyboardInterrupt; stop the whole group."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("a")  # not a pipe: a server logs a line per request and would block on a full one
+        proc = subprocess.Popen(self.cmd, env=self.env, start_new_session=True, stdout=log,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 90
+            while not _ready(self.ready_url):
+                if proc.poll() is not None:
+                    err = self.log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                    raise UiError(f"the {self.name} exited during start-up: {' '.join(err)} (log: {self.log_path})")
+                if time.monotonic() > deadline:
+                    raise UiError(f"the {self.name} did not answer within 90 s; try again with --debug.")
+                time.sleep(0.2)
+            ready()
+            proc.wait()
+        finally:
+            stop(proc)
+            log.close()
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # like the server: TIME_WAIT is no listener
+        try:
+            s.bind((host, port))
+            s.listen()
+        except OSError:
+            return False
+    return True
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM the server's process group (twice if needed, MLflow can ignore the first), then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):  # workers left after the leader exited
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _mlflow_ui(overrides: Sequence[str] | None, host: str, port: int) -> Server:
@@ -88,7 +153,11 @@ def _optuna_dashboard(study: str, storage: str | None, overrides: Sequence[str] 
 def ui_server(overrides: Sequence[str] | None = None, *, host: str = "127.0.0.1", port: int = 5000,
               optuna: str | None = None, storage: str | None = None) -> Server:
     """What `ttt-lab ui` serves: the MLflow UI on the project's SQLite store (created and migrated
-    here if new), or with `optuna` (a study's name) optuna-dashboard on that study's storage."""
+    here if new), or with `optuna` (a study's name) optuna-dashboard on that study's storage;
+    `UiError` when `port` on `host` is taken already."""
+    if not port_free(host, port):
+        raise UiError(f"port {port} on {host} is already in use. Stop what uses it or pick another: "
+                      f"`ttt-lab ui --port {port + 1}`.")
     if optuna is not None:
         return _optuna_dashboard(optuna, storage, overrides, host, port)
     return _mlflow_ui(overrides, host, port)

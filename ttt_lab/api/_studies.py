@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ttt_lab.studies.options import SweepOptions
 
 if TYPE_CHECKING:
     from ttt_lab.studies.command import Status
@@ -31,32 +34,34 @@ def _args(study: str | os.PathLike[str] | None, overrides: Sequence[str]) -> lis
     return [os.fspath(study), *overrides] if study is not None else list(overrides)
 
 
-def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (), *, dry_run: bool = False,
-          workers: int | None = None, storage: str | None = None, max_failures: int | None = None,
-          name: str | None = None, trials: int | None = None, trial_timeout: float | None = None,
-          launcher: str | None = None, wait: bool = False, until_settled: bool = False,
-          max_seeds: int | None = None) -> SweepResult:
+def _options(options: SweepOptions | None, changes: dict[str, Any]) -> SweepOptions:
+    return dataclasses.replace(options or SweepOptions(), **changes)
+
+
+def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (),
+          options: SweepOptions | None = None, **changes: Any) -> SweepResult:
     """Run a study (`ttt-lab sweep`): a named study (`"quickstart"`), a study file, or (study=None)
     a grid or search given by the overrides alone (`["batch_size=8,16", "experiment=smoke"]`; a
-    first override naming a study counts as `study`). Re-running skips finished trials. `launcher`
-    (slurm | ray, with launcher.* overrides) submits the workers as jobs; `until_settled` adds seeds
-    while a comparison is unresolved. Tables and finished trials are `ttt_lab.events`."""
+    first override naming a study counts as `study`). Re-running skips finished trials. `options`
+    (a `SweepOptions`; keywords change single ones: `dry_run=True`) are the command's options:
+    `launcher` (slurm | local | ray, with launcher.* overrides) submits the workers as jobs,
+    `until_settled` adds seeds while a comparison is unresolved. Tables and finished trials are
+    `ttt_lab.events`."""
     from ttt_lab.studies.command import run
     from ttt_lab.tracking.provenance import command_line
 
-    out = run(_args(study, overrides), name=name, trials=trials, launcher=launcher, wait=wait,
-              until_settled=until_settled, max_seeds=max_seeds, dry_run=dry_run, storage=storage, workers=workers,
-              max_failures=max_failures, command=command_line(), trial_timeout=trial_timeout)
+    out = run(_args(study, overrides), _options(options, changes), command_line())
     return SweepResult(out.name, out.parent_run_id, out.finished, out.failed, out.pruned, out.unfinished)
 
 
-def sweep_status(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (), *,
-                 storage: str | None = None, launcher: str | None = None, name: str | None = None,
-                 trials: int | None = None) -> Status:
-    """A study's trials (a table), their count by state, and its launcher jobs (`ttt-lab sweep --status`)."""
+def sweep_status(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (),
+                 options: SweepOptions | None = None, **changes: Any) -> Status:
+    """A study's trials (a table), their count by state, and its launcher jobs (`ttt-lab sweep
+    --status`); of `options`, those that name the study (`name`, `trials`) and where it ran
+    (`storage`, `launcher`)."""
     from ttt_lab.studies.command import status
 
-    return status(_args(study, overrides), name=name, trials=trials, launcher=launcher, storage=storage)
+    return status(_args(study, overrides), _options(options, changes))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ Imports nothing heavy: `ttt-lab --help` must stay fast."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import sys
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -79,3 +82,28 @@ def console():
     made = Console(file=out) if sys.stdout.isatty() else Console(file=out, width=160)
     front.install(made)
     return made
+
+
+def with_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command's `options` parameter as one `--flag` per field of the frozen dataclass `cls`
+    (the flag, help and bounds its field's metadata declares): the command gets `cls(...)` whole,
+    so an option is declared once, where `cls` declares it."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "options"]
+        hints = typing.get_type_hints(cls)
+        fields = dataclasses.fields(cls)
+        flags = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=Annotated[
+            hints[f.name], typer.Option(f.metadata["flag"], help=f.metadata["help"],
+                                        **{k: v for k, v in f.metadata.items() if k not in ("flag", "help")})])
+            for f in fields]
+
+        def command(**given: Any) -> Any:
+            options = cls(**{f.name: given.pop(f.name) for f in fields})
+            return fn(**given, options=options)
+
+        command.__name__, command.__doc__ = fn.__name__, fn.__doc__
+        command.__signature__ = inspect.Signature([*own, *flags])  # type: ignore[attr-defined]
+        return command
+
+    return wrap

@@ -11,21 +11,14 @@ from ttt_lab import api
 from ttt_lab.cli_kit.tables import rich_table
 
 
-def sweep(args: list[str], *, dry_run: bool = False, workers: int | None = None, storage: str | None = None,
-          max_failures: int | None = None, name: str | None = None, trials: int | None = None,
-          trial_timeout: float | None = None, launcher: str | None = None, wait: bool = False,
-          until_settled: bool = False, max_seeds: int | None = None) -> int:
+def sweep(args: list[str], options: api.SweepOptions) -> int:
     """The exit code: 1 when a trial failed or is left unfinished."""
-    out = api.sweep(None, args, dry_run=dry_run, workers=workers, storage=storage, max_failures=max_failures,
-                    name=name, trials=trials, trial_timeout=trial_timeout, launcher=launcher, wait=wait,
-                    until_settled=until_settled, max_seeds=max_seeds)
-    return 0 if out.ok else 1
+    return 0 if api.sweep(None, args, options).ok else 1
 
 
-def status(args: list[str], console: Console, *, storage: str | None = None, launcher: str | None = None,
-           name: str | None = None, trials: int | None = None) -> int:
+def status(args: list[str], console: Console, options: api.SweepOptions) -> int:
     """`ttt-lab sweep --status`: the study's trials and its launcher jobs."""
-    found = api.sweep_status(None, args, storage=storage, launcher=launcher, name=name, trials=trials)
+    found = api.sweep_status(None, args, options)
     console.print(rich_table(found.trials))
     console.print(", ".join(f"{n} {s.lower()}" for s, n in found.counts.items()) or "no trials yet",
                   highlight=False)

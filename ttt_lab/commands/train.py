@@ -17,12 +17,18 @@ from ttt_lab.redact import redacted
 
 def run_train(overrides: list[str], fresh: bool, console: Console) -> int:
     """Train and print the results; with train.processes > 1 (and not already one of several
-    processes) start that many processes, each running `rank_main`, and wait for them."""
-    code = api.in_processes(overrides, rank_main, (overrides, fresh))
+    processes) start that many processes, each running `rank_main` (each composes its config
+    in its own environment), and wait for them. Here, the config is composed once."""
+    config = _compose(overrides)
+    code = api.in_processes(config, rank_main, (overrides, fresh))
     if code is not None:
         return code
-    _train_and_report(overrides, fresh, console)
+    _train_and_report(config, fresh, console)
     return 0
+
+
+def _compose(overrides: list[str]) -> api.Loaded:
+    return api.load_config(overrides)
 
 
 def rank_main(overrides: list[str], fresh: bool) -> int:
@@ -39,9 +45,9 @@ def rank_main(overrides: list[str], fresh: bool) -> int:
     return 0
 
 
-def _train_and_report(overrides: list[str], fresh: bool, console: Console) -> None:
+def _train_and_report(cfg: api.ConfigLike, fresh: bool, console: Console) -> None:
     front.install(console)
-    out = api.train(overrides, fresh=fresh)
+    out = api.train(cfg, fresh=fresh)
     if not out.final:
         return  # not rank 0 of several processes
     console.print(train_table(out))

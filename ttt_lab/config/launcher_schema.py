@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ttt_lab.env.settings import check_integer, check_number, check_one_of
-
-CLUSTERS = ("slurm", "local", "ray")
+from ttt_lab.env.settings import check_integer, check_number
+from ttt_lab.errors import InvalidSetting
 
 
 @dataclass
@@ -17,9 +16,10 @@ class LauncherConfig:
     storage and tracking server. Not part of any trial's identity (excluded from the hash)."""
 
     cluster: str = "slurm"
-    """slurm: sbatch on this cluster; local: submitit's local executor (real processes on this
-    machine, the same worker code and requeue path: for trying a launch before a cluster); ray:
-    detached actors on a Ray cluster (`--launcher ray`)."""
+    """The launcher (`--launcher NAME` sets it): slurm: sbatch on this cluster; local: submitit's
+    local executor (real processes on this machine, the same worker code and requeue path: for
+    trying a launch before a cluster); ray: detached actors on a Ray cluster. The names are those
+    `ttt_lab.studies.launchers` registers; it refuses others when a launch starts."""
     workers: int = 0
     """Array size: workers started at once (0: --workers, or the study file's workers)."""
     partition: str = ""
@@ -54,7 +54,8 @@ class LauncherConfig:
 
 
 def validate_launcher(la: LauncherConfig) -> None:
-    check_one_of("launcher.cluster", la.cluster, CLUSTERS)
+    if not la.cluster:
+        raise InvalidSetting("launcher.cluster", la.cluster, "a launcher's name (slurm, local, ray)")
     for name, low in (("workers", 0), ("time_min", 1), ("cpus_per_worker", 1), ("gpus_per_worker", 0),
                       ("max_parallel", 0), ("max_requeues", 0)):
         check_integer(f"launcher.{name}", getattr(la, name), low)

@@ -28,7 +28,7 @@ from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imp
     validate_eval,
     validate_tracking,
 )
-from ttt_lab.config.launcher_schema import CLUSTERS, LauncherConfig, validate_launcher  # noqa: F401
+from ttt_lab.config.launcher_schema import LauncherConfig, validate_launcher
 from ttt_lab.config.study_schema import StudyConfig, validate_study
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
@@ -129,9 +129,8 @@ class ModelConfig:
     per free cell: ~120 tokens a game) or `words` (word by word, the tokenizer of the first
     releases: ~280 tokens a game). Kept for comparison and to rerun older runs."""
     attention: str = "auto"
-    """transformers' attention kernel for training and rollouts: eager | sdpa | auto. auto: eager on
-    a CPU, where short games make it faster than SDPA's flash kernel; sdpa on a GPU (timings:
-    docs/benchmarks.md, "Kernels and precision")."""
+    """transformers' attention kernel: eager | sdpa | auto. auto: the kernel `engine.precision.attention`
+    picks for each use (training, playing)."""
     lora: LoraConfig = field(default_factory=LoraConfig)
 
 

@@ -1,10 +1,11 @@
 """Which arithmetic a model's forward passes run: bf16 autocast where the device computes bf16
-natively (`train.precision`) and the attention kernel (`model.attention`), the rules the training,
-its rollouts and `ttt-lab eval` share."""
+natively (`train.precision`) and the attention kernel (`model.attention`). The one place these
+rules are decided: the training, its rollouts, the players and `ttt-lab eval` ask here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, overload
 
 from ttt_lab.config.schema import Config
 
@@ -33,10 +34,30 @@ def use_bf16(cfg: Config, say: Callable[[str], None] | None = None) -> bool:
     return False
 
 
-def attention(cfg: Config) -> str:
-    """The attention kernel `model.attention` names (auto: eager on a CPU, sdpa elsewhere)."""
+Use = Literal["training", "playing"]
+"""What the forward passes are for: training (whole batches of games, forward and backward), or
+playing (the engine decoding games token by token: players, evaluation, rollouts of a player)."""
+
+
+@overload
+def attention(cfg: Config, use: Literal["training"] = "training") -> str: ...
+
+
+@overload
+def attention(cfg: Config, use: Literal["playing"]) -> str | None: ...
+
+
+def attention(cfg: Config, use: Use = "training") -> str | None:
+    """The attention kernel (transformers' `attn_implementation`) for `use`: the one
+    `model.attention` names, or for auto, the one measured faster for that use
+    (docs/benchmarks.md): training on a CPU runs eager (its small heads over short games
+    compute faster without SDPA's kernel), training elsewhere SDPA; playing keeps transformers'
+    default (None: SDPA where the model supports it), which plays whole games through the
+    engine faster than eager even where eager decodes a single step faster."""
     if cfg.model.attention != "auto":
         return cfg.model.attention
+    if use == "playing":
+        return None
     return "eager" if cfg.model.device == "cpu" else "sdpa"
 
 

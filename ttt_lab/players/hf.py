@@ -116,18 +116,15 @@ class HFPlayer:
 
     @classmethod
     def from_config(cls, cfg: Config) -> HFPlayer:
-        """The player `cfg` names, at the training's precision (`train.precision`, auto: bf16 autocast
-        where the device computes bf16 natively, `engine.precision.use_bf16`), with the attention
-        kernel `model.attention` names; auto leaves transformers' default (SDPA), which plays
-        whole games through the engine faster than eager, the training's auto on a CPU
-        (docs/benchmarks.md, "A real model on a CPU")."""
-        from ttt_lab.engine.precision import use_bf16
+        """The player `cfg` names, at the training's precision and with the attention kernel for
+        playing, both as `engine.precision` decides them."""
+        from ttt_lab.engine.precision import attention, use_bf16
 
         p = cfg.player
         return cls(resolve_model_path(cfg), device=cfg.model.device, dtype=cfg.model.dtype,
                    temperature=p.temperature, max_new_tokens=p.max_new_tokens, batch_size=p.batch_size,
                    seed=cfg.seed, bf16=use_bf16(cfg, LOG.info), kv_cache=p.kv_cache,
-                   attention=None if cfg.model.attention == "auto" else cfg.model.attention)
+                   attention=attention(cfg, "playing"))
 
     def respond(self, turns: Sequence[Turn]) -> list[str]:
         out: list[str] = []

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ttt_lab import events
+from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
-
-LAUNCHERS = ("slurm", "ray")
 
 
 def is_study_file(arg: str) -> bool:
@@ -46,8 +45,10 @@ def study_spec(args: list[str], name: str | None, trials: int | None) -> tuple[S
 def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, wait: bool, status: bool,
                    compose: Composer):
     """The launcher request (None: workers on this machine), from --launcher and launcher.* settings
-    (`--status` reads them too, to find the jobs)."""
-    from ttt_lab.studies.launcher import LaunchRequest
+    (`--status` reads them too, to find the jobs). `--launcher NAME` sets `launcher.cluster=NAME`
+    unless a setting names another (`--launcher slurm launcher.cluster=local`)."""
+    from ttt_lab.studies import launchers
+    from ttt_lab.studies.launch import LaunchRequest
 
     if launcher is None:
         if settings and not status:
@@ -58,42 +59,40 @@ def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, w
                              "launcher always waits for its workers).")
         if not status:
             return None
-    elif launcher not in LAUNCHERS:
-        raise StudyError(f"--launcher {launcher!r} is not one of {', '.join(LAUNCHERS)} (without --launcher the "
-                         "workers run on this machine).")
-    elif launcher == "ray" and not any(s.startswith("launcher.cluster=") for s in settings):
-        settings = [*settings, "launcher.cluster=ray"]
-    return LaunchRequest(compose([*spec.overrides, *settings]).cfg.launcher, wait)
+    elif not any(s.startswith("launcher.cluster=") for s in settings):
+        settings = [*settings, f"launcher.cluster={launcher}"]
+    request = LaunchRequest(compose([*spec.overrides, *settings]).cfg.launcher, wait)
+    if launcher is not None:
+        launchers.get(request.launcher.cluster)  # a name no launcher is registered under: refused here
+    return request
 
 
-def run(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
-        wait: bool = False, until_settled: bool = False, max_seeds: int | None = None, dry_run: bool = False,
-        storage: str | None = None, **options) -> StudyOutcome:
-    """Run the study (`options`: run_study's workers, max_failures, command, trial_timeout); with
-    `until_settled`, round after round until it settles; the last round's outcome."""
+def run(args: list[str], options: SweepOptions, command: str = "") -> StudyOutcome:
+    """Run the study; with `options.until_settled`, round after round until it settles; the last
+    round's outcome. `command`: the command line, recorded on the study's parent run."""
     compose = Composer()
-    spec, settings = study_spec(args, name, trials)
-    launch = launch_request(spec, settings, launcher, wait, False, compose)
-    if max_seeds is not None and not until_settled:
+    spec, settings = study_spec(args, options.name, options.trials)
+    launch = launch_request(spec, settings, options.launcher, options.wait, False, compose)
+    if options.max_seeds is not None and not options.until_settled:
         raise StudyError("--max-seeds bounds --until-settled: add --until-settled, or drop --max-seeds.")
-    if until_settled and launch is not None and not launch.wait and not dry_run:
+    if options.until_settled and launch is not None and not launch.wait and not options.dry_run:
         raise StudyError("--until-settled takes each look when its trials have finished, so it must wait for the "
                          "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
                          "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     plan = make_plan(spec, compose)
-    one_look = not until_settled and not dry_run and _answers(plan.spec, launch)
-    if not until_settled and not one_look:
-        return run_study(plan, launch=launch, dry_run=dry_run, storage=storage, **options)
+    one_look = not options.until_settled and not options.dry_run and _answers(plan.spec, launch)
+    if not options.until_settled and not one_look:
+        return run_study(plan, options, launch=launch, command=command)
     from ttt_lab.studies.settle import run_until_settled, study_seeds
 
     rounds: list[StudyOutcome] = []
 
     def one_round(p: Plan) -> StudyOutcome:
-        rounds.append(run_study(p, launch=launch, dry_run=dry_run, storage=storage, **options))
+        rounds.append(run_study(p, options, launch=launch, command=command))
         return rounds[-1]
 
-    budget = len(study_seeds(plan.spec)) if one_look else max_seeds
-    run_until_settled(plan, max_seeds=budget, dry_run=dry_run, storage=storage, run=one_round)
+    budget = len(study_seeds(plan.spec)) if one_look else options.max_seeds
+    run_until_settled(plan, max_seeds=budget, dry_run=options.dry_run, storage=options.storage, run=one_round)
     return rounds[-1]  # a round with failed or unfinished trials ends the looks
 
 
@@ -123,18 +122,18 @@ class Status:
     jobs: events.Table | None
 
 
-def status(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
-           storage: str | None = None) -> Status:
+def status(args: list[str], options: SweepOptions) -> Status:
+    """The study's trials and launcher jobs; of `options`, those naming the study and where it ran."""
     import optuna
 
-    from ttt_lab.studies.launcher import JOBS_FILE, folder_of, jobs_table
+    from ttt_lab.studies.launch import JOBS_FILE, folder_of, jobs_table
     from ttt_lab.studies.storage import open_storage, storage_url
     from ttt_lab.studies.tables import summary_table
 
     compose = Composer()
-    spec, settings = study_spec(args, name, trials)
-    la = launch_request(spec, settings, launcher, False, True, compose).launcher
-    url = storage_url(storage, compose(spec.overrides).cfg.home)
+    spec, settings = study_spec(args, options.name, options.trials)
+    la = launch_request(spec, settings, options.launcher, False, True, compose).launcher
+    url = storage_url(options.storage, compose(spec.overrides).cfg.home)
     try:
         study = optuna.load_study(study_name=spec.name, storage=open_storage(url))
     except KeyError:

@@ -1,13 +1,15 @@
 """The workers of one `ttt-lab sweep` call: started once, watched until each exits.
 
-Workers report ('start' | 'end' | 'exit', worker, payload) events; the pool prints each
-trial as it ends, advances the progress bar, stops claiming after --max-failures, and fails
-the trial of a worker that died without saying so. One worker runs inside this process
+Workers report `events.WorkerReport`s (through a queue, or straight from the worker in this
+process), which `worker.Reports` decodes; the pool prints each trial as it ends, advances the
+progress bar, stops claiming after --max-failures, and fails the trial of a worker that died
+without saying so. One worker runs inside this process
 (the same loop, no second interpreter to start: seconds saved per sweep); several run as
 spawned processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -20,9 +22,8 @@ from typing import Any
 from optuna.trial import TrialState
 
 from ttt_lab import events, log
-from ttt_lab.names import under
 from ttt_lab.studies.plan import Plan
-from ttt_lab.studies.worker import WorkerJob, plan_job, worker_main
+from ttt_lab.studies.worker import Reports, WorkerJob, plan_job, worker_main
 
 LOG = log.get("studies")
 
@@ -37,7 +38,7 @@ class Tally:
 
 
 @dataclass
-class WorkerPool:
+class WorkerPool(Reports):
     plan: Plan
     storage: Any
     """The study's Optuna storage."""
@@ -51,20 +52,18 @@ class WorkerPool:
     itself), the trial failed and queued again, and a fresh worker takes its place."""
     tally: Tally = field(default_factory=Tally)
 
-    def run(self, workers: int, todo: int) -> Tally:
-        """Start `workers` (at most `todo`) processes and wait for every one to exit."""
+    def run(self, workers: int, todo: int, log_dir: Path) -> Tally:
+        """Start `workers` (at most `todo`) processes, each trial's log in `log_dir`, and wait for
+        every one to exit."""
         from ttt_lab.progress import games_progress
 
-        cfg = self.plan.base.cfg
         workers = max(1, min(workers, todo))
-        log_dir = under(cfg.home, "studies", self.plan.spec.name)
-        log_dir.mkdir(parents=True, exist_ok=True)
         threads = max(1, (os.cpu_count() or 1) // workers)
         if os.environ.get("TTT_LAB_TORCH_THREADS"):  # a cap set by whoever started this sweep
             threads = min(threads, max(1, int(os.environ["TTT_LAB_TORCH_THREADS"])))
         self.running: dict[int, int] = {}
-        self.started: dict[int, float] = {}
-        self.exited: set[int] = set()
+        self.started_at: dict[int, float] = {}
+        self.exited_workers: set[int] = set()
         LOG.info(f"{workers} worker(s), {threads} torch thread(s) each; trial logs in {log_dir}")
         with games_progress(log.console()) as progress:
             self.progress, self.task = progress, progress.add_task(f"study {self.plan.spec.name}", total=todo)
@@ -72,14 +71,14 @@ class WorkerPool:
                 self._inline(threads, log_dir)
                 return self.tally
             ctx = mp.get_context("spawn")
-            self.events, self.stop = ctx.Queue(), ctx.Event()
+            self.reports, self.stop = ctx.Queue(), ctx.Event()
             self.procs = {i: self._start(ctx, i, threads, log_dir) for i in range(workers)}
-            while len(self.exited) < len(self.procs):
+            while len(self.exited_workers) < len(self.procs):
                 self._pump()
                 for i, p in list(self.procs.items()):
-                    if i not in self.exited and not p.is_alive() and self.events.empty():
+                    if i not in self.exited_workers and not p.is_alive() and self.reports.empty():
                         self._died(i, p)
-                    elif i not in self.exited and self._overdue(i):
+                    elif i not in self.exited_workers and self._overdue(i):
                         self._replace(ctx, i, threads, log_dir)
         for p in self.procs.values():
             p.join()
@@ -89,52 +88,44 @@ class WorkerPool:
         return plan_job(self.plan, self.storage_url, self.parent, index, threads, str(log_dir), self.max_failures)
 
     def _start(self, ctx, index: int, threads: int, log_dir: Path):
-        proc = ctx.Process(target=worker_main, args=(self._job(index, threads, log_dir), self.events, self.stop),
+        proc = ctx.Process(target=worker_main, args=(self._job(index, threads, log_dir), self.reports, self.stop),
                            daemon=False)
         proc.start()
         return proc
 
     def _inline(self, threads: int, log_dir: Path) -> None:
-        """The one worker in this process: its events are handled as it puts them."""
+        """The one worker in this process: it puts its reports to the pool itself."""
         self.stop = threading.Event()  # type: ignore[assignment]  # the same set/is_set as the processes' event
-        pool = self
-
-        class Events:
-            def put(self, event) -> None:
-                pool._handle(*event)
-
-        worker_main(self._job(0, threads, log_dir), Events(), self.stop)
+        worker_main(self._job(0, threads, log_dir), self, self.stop)
 
     def _pump(self) -> None:
         try:
-            event = self.events.get(timeout=0.5)
+            report = self.reports.get(timeout=0.5)
         except queue.Empty:
             return
-        self._handle(*event)
+        self.put(report)
 
-    def _handle(self, kind: str, worker: int, payload) -> None:
-        if kind == "start":
-            self.running[worker] = payload[0]
-            self.started[worker] = time.monotonic()
-        elif kind == "end":
-            self.running.pop(worker, None)
-            self._ended(payload)
-        elif kind == "exit":
-            self.exited.add(worker)
+    def started(self, report: events.TrialStarted) -> None:
+        self.running[report.worker] = report.number
+        self.started_at[report.worker] = time.monotonic()
 
-    def _ended(self, r) -> None:
-        self.tally.finished += r.state == "COMPLETE"
-        self.tally.pruned += r.state == "PRUNED"
-        self.tally.failed += r.state == "FAIL"
-        vals = ", ".join(f"{v:.3f}" for v in r.values) if r.values else r.error or ""
-        events.emit(events.TrialEnded(r.number, r.state, vals, r.seconds))
+    def exited(self, report: events.WorkerExited) -> None:
+        self.exited_workers.add(report.worker)
+
+    def ended(self, report: events.TrialEnded) -> None:
+        if report.worker is not None:
+            self.running.pop(report.worker, None)
+        self.tally.finished += report.state == "COMPLETE"
+        self.tally.pruned += report.state == "PRUNED"
+        self.tally.failed += report.state == "FAIL"
+        events.emit(dataclasses.replace(report, worker=None))
         self.progress.advance(self.task, 1)
         if self.max_failures is not None and self.tally.failed >= self.max_failures and not self.stop.is_set():
             LOG.warning(f"{self.tally.failed} failed trials: stopping (--max-failures {self.max_failures})")
             self.stop.set()
 
     def _overdue(self, index: int) -> bool:
-        started = self.started.get(index)
+        started = self.started_at.get(index)
         return (self.trial_timeout is not None and index in self.running and started is not None
                 and time.monotonic() - started > self.trial_timeout)
 
@@ -164,7 +155,7 @@ class WorkerPool:
 
         from ttt_lab.studies.recovery import fail_trial
 
-        self.exited.add(index)
+        self.exited_workers.add(index)
         self.tally.died += 1
         number = self.running.pop(index, None)
         LOG.warning(f"worker {index} died (exit code {proc.exitcode})"

@@ -9,10 +9,12 @@ steps live in their own modules: `recovery` (dead workers' trials), `enqueue`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ttt_lab import events, log
 from ttt_lab.studies.enqueue import SETTLED, count, enqueue_grid, requeue_failed, states_by_hash
 from ttt_lab.studies.mutex import study_mutex
+from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.parent_run import close_parent, parent_run
 from ttt_lab.studies.plan import Plan
 from ttt_lab.studies.pool import Tally, WorkerPool
@@ -61,12 +63,11 @@ def _dry_run(plan: Plan, storage, launch=None, workers: int | None = None) -> St
             states = {}
         events.emit(plan_table(plan, states))
     LOG.info(design_line(plan, workers))
-    if launch is not None and launch.launcher.cluster == "slurm":
-        from ttt_lab.studies.sbatch import sbatch_script
-
+    if launch is not None:
         la = launch.launcher
-        LOG.info("the job array's sbatch script:\n" + sbatch_script(la, plan.spec.name, la.workers or workers
-                                                                     or plan.spec.workers))
+        shown = launch.backend.plan(la, plan.spec.name, la.workers or workers or plan.spec.workers)
+        if shown:
+            LOG.info(shown)
     return StudyOutcome(plan.spec.name, None)
 
 
@@ -129,17 +130,24 @@ def _unfinished(study, spec: StudySpec) -> int:
     return max(0, (spec.n_trials or 0) - count(study, TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
 
 
-def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None
-            ) -> Tally | None:
-    """The workers as scheduler jobs; the tally when waiting for them, None when not."""
+def trial_logs(plan: Plan, options: SweepOptions) -> Path:
+    """The folder of the study's trial logs (one file per trial), created."""
     from ttt_lab.names import under
-    from ttt_lab.studies import launcher
+
+    folder = (Path(options.trial_logs).resolve() if options.trial_logs else under(plan.base.cfg.home, "studies")
+              ) / plan.spec.name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, max_failures: int | None,
+            log_dir: Path) -> Tally | None:
+    """The workers as scheduler jobs; the tally when waiting for them, None when not."""
+    from ttt_lab.studies import launch as launcher
     from ttt_lab.studies.worker import plan_job
 
     la = launch.launcher
     n = max(1, min(la.workers or workers, todo))
-    log_dir = under(plan.base.cfg.home, "studies", plan.spec.name)
-    log_dir.mkdir(parents=True, exist_ok=True)
     base = plan_job(plan, url, parent, 0, 1, str(log_dir), max_failures)
     workers_ = launcher.worker_jobs(base, la, n)
     jobs = launcher.submit(workers_, la)
@@ -150,18 +158,17 @@ def _launch(plan: Plan, launch, parent: str, url: str, todo: int, workers: int, 
     return launcher.follow(jobs, workers_[0], la, todo)
 
 
-def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = None,
-              max_failures: int | None = None, dry_run: bool = False, command: str = "",
-              trial_timeout: float | None = None, launch=None) -> StudyOutcome:
-    """Run the planned study's trials (on this machine, or as launcher jobs); its tally."""
+def run_study(plan: Plan, options: SweepOptions | None = None, *, launch=None, command: str = "") -> StudyOutcome:
+    """Run the planned study's trials (on this machine, or as launcher jobs) with the sweep's
+    `options`; its tally."""
     from optuna.trial import TrialState
 
-    spec = plan.spec
+    options = options or SweepOptions()
+    spec, storage, workers, dry_run = plan.spec, options.storage, options.workers, options.dry_run
+    max_failures = options.max_failures
     url = storage_url(storage, plan.base.cfg.home)
     if launch is not None and not dry_run:
-        from ttt_lab.studies.sbatch import check_launch
-
-        check_launch(launch.launcher, url, plan.base.cfg.tracking.uri)
+        launch.backend.check(launch.launcher, url, plan.base.cfg.tracking.uri)
     optuna_storage, store = _open(plan, storage, tracking=not dry_run)
     if dry_run:
         return _dry_run(plan, optuna_storage, launch, workers)
@@ -172,13 +179,14 @@ def run_study(plan: Plan, *, workers: int | None = None, storage: str | None = N
     todo = waiting if spec.kind == "grid" else max(0, (spec.n_trials or 0) - count(study, *SETTLED)) + waiting
     tally = Tally()
     if todo and launch is not None:
-        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures)
+        launched = _launch(plan, launch, parent, url, todo, workers or spec.workers, max_failures,
+                           trial_logs(plan, options))
         if launched is None:
             return StudyOutcome(spec.name, parent)
         tally = launched
     elif todo:
-        pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, trial_timeout)
-        tally = pool.run(workers or spec.workers, todo)
+        pool = WorkerPool(plan, optuna_storage, store, parent, url, max_failures, options.trial_timeout)
+        tally = pool.run(workers or spec.workers, todo, trial_logs(plan, options))
     else:
         LOG.info(f"study '{spec.name}': every trial is done already; nothing to run.")
     events.emit(summary_table(study, spec))

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ttt_lab import log, timing
+from ttt_lab import events, log, timing
 from ttt_lab.studies.plan import AUDIT_PREFIX
 from ttt_lab.studies.spec import StudySpec
 from ttt_lab.studies.storage import HEARTBEAT_S, trial_id
@@ -31,6 +31,11 @@ class TrialResult:
     seconds: float
     error: str | None = None
     run_id: str | None = None
+
+    def report(self, worker: int | None = None) -> events.TrialEnded:
+        """The trial's end as a worker reports it: its state, its objective values or its error."""
+        detail = ", ".join(f"{v:.3f}" for v in self.values) if self.values else self.error or ""
+        return events.TrialEnded(self.number, self.state, detail, self.seconds, worker)
 
 
 def objective_values(spec: StudySpec, summaries: list, audited: dict[str, float] | None = None) -> list[float]:
@@ -104,7 +109,7 @@ def settle(study, trial, storage) -> Iterator[Outcome]:
     finally:
         beat.stop()
     if storage.get_trial(trial_id(trial)).state.is_finished():
-        # failed from outside (its job was preempted: `array_worker.ArrayWorker.checkpoint`), its run closed there
+        # failed from outside (its job was preempted: `submitit_array.ArrayWorker.checkpoint`), its run closed there
         out.result = TrialResult(trial.number, "FAIL", None, time.perf_counter() - start, "failed from outside")
         return
     if state == "COMPLETE":

@@ -1,16 +1,20 @@
 """Worker processes: started once, each claims trials from the shared Optuna study until
-none is left (grids: the enqueued points; searches: until n_trials, exactly), one at a time."""
+none is left (grids: the enqueued points; searches: until n_trials, exactly), one at a time.
+A worker reports what it does as `events.WorkerReport`s (a trial started, a trial ended, the
+worker left) to whoever started it: `Reports` decodes them, whatever carried them."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from ttt_lab import events, log
 from ttt_lab.studies.spec import StudySpec
 
 WAITING_ONLY = "grid"
+LOG = log.get("studies")
 
 
 @dataclass
@@ -40,6 +44,50 @@ class WorkerJob:
         from ttt_lab.tracking.store import open_store
 
         return open_store(self.tracking_uri, self.artifacts, self.home, self.outage_wait_s)
+
+
+class ReportSink(Protocol):
+    """Where a worker puts its reports: a `Reports`, or a multiprocessing queue its pool reads."""
+
+    def put(self, report: events.WorkerReport) -> None: ...
+
+
+class Reports:
+    """A worker's reports, decoded in this one place: `put` calls the hook for each kind."""
+
+    def put(self, report: events.WorkerReport) -> None:
+        if isinstance(report, events.TrialStarted):
+            self.started(report)
+        elif isinstance(report, events.TrialEnded):
+            self.ended(report)
+        else:
+            self.exited(report)
+
+    def started(self, report: events.TrialStarted) -> None:
+        pass
+
+    def ended(self, report: events.TrialEnded) -> None:
+        pass
+
+    def exited(self, report: events.WorkerExited) -> None:
+        pass
+
+
+class JobLog(Reports):
+    """A worker nobody listens to (a job array's task, a Ray actor): each trial a line of its
+    job's log (`run_to_end` sends ttt-lab's lines there), and the trial it is running (failed
+    and queued again when the job is stopped)."""
+
+    def __init__(self) -> None:
+        self.current: int | None = None
+
+    def started(self, report: events.TrialStarted) -> None:
+        self.current = report.number
+        LOG.info(str(report))
+
+    def ended(self, report: events.TrialEnded) -> None:
+        self.current = None
+        LOG.info(str(report))
 
 
 def plan_job(plan, storage_url: str, parent_run_id: str, index: int, threads: int, log_dir: str,
@@ -76,10 +124,10 @@ def trial_overrides(trial) -> list[str]:
     return to_overrides(trial.params)
 
 
-def worker_main(job: WorkerJob, events, stop) -> None:
-    """Entry point of a spawned worker; reports ('start'|'end'|'exit', …) events to the parent
-    and claims no new trial once `stop` is set (the study hit --max-failures)."""
-    from ttt_lab import log, timing
+def worker_main(job: WorkerJob, reports: ReportSink, stop) -> None:
+    """Entry point of a worker; puts its `events.WorkerReport`s to `reports` and claims no new
+    trial once `stop` is set (the study hit --max-failures, or its job is being stopped)."""
+    from ttt_lab import timing
 
     timing.own_process()  # its start-up is charged to the first trial it runs
     os.environ["TTT_LAB_HOME"] = job.home
@@ -94,7 +142,7 @@ def worker_main(job: WorkerJob, events, stop) -> None:
     from ttt_lab.studies.identity import host_identity
     from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.recovery import recover
-    from ttt_lab.studies.trial import TrialResult, run_trial
+    from ttt_lab.studies.trial import run_trial
 
     storage = st.open_storage(job.storage_url)
     study = st.load(storage, job.spec, job.distributions)
@@ -114,18 +162,70 @@ def worker_main(job: WorkerJob, events, stop) -> None:
                 storage.record_heartbeat(st.trial_id(trial))
         if trial is None:
             break
-        events.put(("start", job.index, (trial.number,)))
+        reports.put(events.TrialStarted(trial.number, job.index))
         try:
             overrides = trial_overrides(trial)
         except Exception as e:
             trial.set_user_attr("error", f"{type(e).__name__}: {e}")
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            events.put(("end", job.index, TrialResult(trial.number, "FAIL", None, 0.0, str(e))))
+            reports.put(events.TrialEnded(trial.number, "FAIL", str(e), 0.0, job.index))
             failures += 1
             continue
         path = Path(job.log_dir) / f"trial-{trial.number}.log"
         with path.open("w") as f, log.to(redacted(f)):
             result = run_trial(job.spec, study, storage, trial, overrides, store, job.parent_run_id)
         failures += result.state == "FAIL"
-        events.put(("end", job.index, result))
-    events.put(("exit", job.index, None))
+        reports.put(result.report(job.index))
+    reports.put(events.WorkerExited(job.index))
+
+
+def open_job(job: WorkerJob):
+    """The job's Optuna storage, its study and its tracking store."""
+    from ttt_lab.studies import storage as st
+
+    storage = st.open_storage(job.storage_url)
+    return storage, st.load(storage, job.spec, job.distributions), job.open_store()
+
+
+def fail_and_requeue(job: WorkerJob, numbers: list[int], why: str) -> list[int]:
+    """Fail the trials among `numbers` still RUNNING (their worker is gone or going) and queue
+    them again; the numbers of the new attempts."""
+    from optuna.trial import TrialState
+
+    from ttt_lab.studies.enqueue import requeue_trials
+    from ttt_lab.studies.mutex import study_mutex
+    from ttt_lab.studies.recovery import fail_trial
+
+    storage, study, store = open_job(job)
+    with study_mutex(storage, job.storage_url, job.spec.name):
+        trials = study.get_trials(deepcopy=False)
+        failed = [n for n in numbers if trials[n].state == TrialState.RUNNING]
+        for n in failed:
+            fail_trial(study, storage, store, trials[n], why)
+        return requeue_trials(study, failed, job.requeue_dead) if failed else []
+
+
+def close_if_done(job: WorkerJob) -> None:
+    """Close the study's parent run when no trial is left running or waiting (the last worker
+    of a launch that nobody follows)."""
+    from optuna.trial import TrialState
+
+    from ttt_lab.studies.enqueue import count
+    from ttt_lab.studies.parent_run import close_parent
+
+    _, study, store = open_job(job)
+    if not count(study, TrialState.RUNNING, TrialState.WAITING):
+        close_parent(study, store, job.parent_run_id)
+
+
+def run_to_end(job: WorkerJob, reports: JobLog, stop) -> None:
+    """A launched worker's whole life, its lines on its output (the job's log): the worker loop
+    until the study has nothing left for it, then the parent run closed if its trial was the last."""
+    import sys
+
+    from ttt_lab.redact import redacted
+
+    with log.to(redacted(sys.stdout)):
+        worker_main(job, reports, stop)
+        if not stop.is_set():
+            close_if_done(job)

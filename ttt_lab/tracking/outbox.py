@@ -28,15 +28,17 @@ import fcntl
 import json
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ttt_lab import log
 from ttt_lab.errors import TttLabError
 
+LOG = log.get("tracking")
+"""Where the outage is said: a warning when the server goes, a line when it is back."""
 RETRY_EVERY_S = 10.0
 END_WAIT_S = 60.0
 FALLBACK = "tracking-fallback"
@@ -261,8 +263,8 @@ class Outbox:
             self.journal.remove()
             self.journal = None
         if self.down_since is not None and self.announce:
-            print(f"the tracking server is back after {time.monotonic() - self.down_since:.0f} s; "
-                  "everything logged meanwhile is sent.", file=sys.stderr, flush=True)
+            LOG.info(f"the tracking server is back after {time.monotonic() - self.down_since:.0f} s; everything "
+                     "logged meanwhile is sent.")
         self.down_since = None
         return True
 
@@ -277,8 +279,8 @@ class Outbox:
             self._open_journal()
         if self.down_since is None and self.announce:
             where = f" in {self.journal.path}" if self.journal is not None else ""
-            print(f"warning: the tracking server cannot be reached ({_short(e)}); the run goes on and keeps what "
-                  f"it logs{where} until the server is back.", file=sys.stderr, flush=True)
+            LOG.warning(f"the tracking server cannot be reached ({_short(e)}); the run goes on and keeps what it "
+                        f"logs{where} until the server is back.")
         if self.down_since is None:
             self.down_since = time.monotonic()
 
@@ -287,8 +289,7 @@ class Outbox:
         try:
             self.journal, left = Journal.create(self.journal_path, self.run_id)
         except (JournalBusy, OSError) as e:
-            print(f"warning: cannot keep the run's queued sends on disk ({e}); they are kept in memory.",
-                  file=sys.stderr, flush=True)
+            LOG.warning(f"cannot keep the run's queued sends on disk ({e}); they are kept in memory.")
             self.journal_path = None
             return
         for i, q in enumerate(self.pending):  # numbered after what the file holds already
@@ -313,8 +314,8 @@ class Outbox:
             return None
         self.journal.close()
         path, self.journal = self.journal.path, None
-        print(f"warning: the tracking server is still unreachable; what the run logged meanwhile is in {path}. "
-              "Send it with `ttt-lab runs sync` once the server is back.", file=sys.stderr, flush=True)
+        LOG.warning(f"the tracking server is still unreachable; what the run logged meanwhile is in {path}. Send "
+                    "it with `ttt-lab runs sync` once the server is back.")
         return path
 
 

@@ -12,10 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ttt_lab import log
 from ttt_lab.config.schema import Config
 from ttt_lab.engine.precision import attention
 from ttt_lab.train import distributed
 from ttt_lab.train.runtime import Runtime, TrainError
+
+LOG = log.get("train")
 
 DONE = "done.json"
 
@@ -122,7 +125,7 @@ def complete(checkpoint: Path) -> bool:
             and (checkpoint / "scheduler.pt").is_file())
 
 
-def last_checkpoint(folder: Path, say: Callable[[str], None] = print) -> Path | None:
+def last_checkpoint(folder: Path, say: Callable[[str], None] = LOG.info) -> Path | None:
     """The newest complete trainer checkpoint; incomplete newer ones are set aside, saying so
     (as `checkpoint-N.incomplete`, which later calls and the other ranks pass over)."""
     cps = sorted((p for p in folder.glob("checkpoint-*") if p.name.split("-", 1)[1].isdigit()),

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ttt_lab import log
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish, resume_point
@@ -23,13 +24,15 @@ from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_c
 from ttt_lab.train.runtime import Runtime, resolve
 from ttt_lab.train.trainer_args import grpo_args, lora
 
+LOG = log.get("train")
+
 if TYPE_CHECKING:
     from trl.trainer.grpo_trainer import RewardFunc
 
 
 def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, out: Path, *,
                  callbacks: list | None = None, resume: bool = True, games: list | None = None,
-                 say: Callable[[str], None] = print, runtime: Runtime | None = None) -> dict | None:
+                 say: Callable[[str], None] = LOG.info, runtime: Runtime | None = None) -> dict | None:
     """Train one phase from `model_path` under `runtime` (resolved from `cfg` when not given); the
     final checkpoint lands in `out`. Trainer checkpoints in `out.work/trainer` let an interrupted
     phase resume where it stopped. Returns the phase's info on rank 0, None on the other ranks."""

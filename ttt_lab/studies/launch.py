@@ -1,34 +1,24 @@
-"""`ttt-lab sweep --launcher slurm`: the study's workers as a SLURM job array through submitit.
-
-Each array task runs the ordinary worker loop (`worker.worker_main`) against the shared
-Optuna storage and tracking server, so nothing about claiming, recovery or tracking changes.
-What a cluster adds is handled here: a task stopped by its time limit or a preemption
-(submitit's USR2 signal) fails its trial, queues it again and is requeued by submitit
-(`checkpoint`); a task killed outright leaves its trial to the other workers' recovery, which
-queues it again (`WorkerJob.requeue_dead`); `--wait` follows the study and fails the trials
-of tasks that ended under them. `launcher.cluster=local` runs the same path on this machine
-through submitit's local executor (real processes). The array's sbatch settings are built in
-`sbatch`, each task's loop runs in `array_worker`; submitting, following and status are here."""
+"""`ttt-lab sweep --launcher NAME`: the workers started by the named backend (`launchers`),
+their jobs recorded beside the launch's files, and `--wait`: following the study until every
+trial has ended, failing and queueing again the trials of jobs that ended under them, and
+replacing workers that all died. Each worker runs the ordinary worker loop against the shared
+Optuna storage and tracking server, so nothing about claiming, recovery or tracking changes."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import submitit
-
 from ttt_lab import events, log
 from ttt_lab.config.schema import LauncherConfig
-from ttt_lab.studies.array_worker import ArrayWorker, _open, fail_and_requeue
-from ttt_lab.studies.sbatch import executor, folder_of
+from ttt_lab.studies import launchers
+from ttt_lab.studies.launchers import Launcher, folder_of
 from ttt_lab.studies.spec import StudyError
-from ttt_lab.studies.worker import WorkerJob
+from ttt_lab.studies.worker import WorkerJob, fail_and_requeue, open_job
 
 JOBS_FILE = "jobs.json"
 
@@ -40,6 +30,10 @@ class LaunchRequest:
     launcher: LauncherConfig
     wait: bool = False
 
+    @property
+    def backend(self) -> Launcher:
+        return launchers.get(self.launcher.cluster)
+
 
 def _record(folder: Path, la: LauncherConfig, jobs: list) -> None:
     path = folder / JOBS_FILE
@@ -49,53 +43,32 @@ def _record(folder: Path, la: LauncherConfig, jobs: list) -> None:
     path.write_text(json.dumps(known, indent=1))
 
 
-def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list:
-    """Submit one array task per worker job; their submitit jobs."""
-    study = jobs[0].spec.name
-    folder = folder_of(la, study)
+def submit(jobs: list[WorkerJob], la: LauncherConfig) -> list[launchers.Job]:
+    """Start one worker per job through the launcher `launcher.cluster` names; its jobs."""
+    folder = folder_of(la, jobs[0].spec.name)
     folder.mkdir(parents=True, exist_ok=True)
-    if la.cluster == "ray":
-        from ttt_lab.studies import ray_launcher
-
-        submitted = ray_launcher.submit(jobs, la)
-    else:
-        submitted = executor(la, study, len(jobs)).submit_array([ArrayWorker(j) for j in jobs])
+    submitted = launchers.get(la.cluster).submit(jobs, la, folder)
     _record(folder, la, submitted)
     ids = ", ".join(j.job_id for j in submitted)
     LOG.info(f"submitted {len(submitted)} worker(s) to {la.cluster}: job(s) {ids}; logs in {folder}")
     return submitted
 
 
-def job_state(cluster: str, folder: Path, job_id: str) -> str:
-    """A job's state as the scheduler sees it (local jobs: whether their controller lives)."""
-    if cluster == "ray":
-        from ttt_lab.studies import ray_launcher
-
-        try:
-            ray_launcher.connect(LauncherConfig(cluster="ray"))
-        except StudyError as e:
-            return f"UNKNOWN ({e})"[:120]
-        return "ENDED" if ray_launcher.RayJob(job_id).done() else "RUNNING"
-    if cluster == "local":
-        from ttt_lab.studies.recovery import pid_alive
-
-        if pid_alive(int(job_id)):
-            return "RUNNING"
-        return "FINISHED" if any((folder / job_id).glob("*_result.pkl")) else "ENDED"
-    if shutil.which("sacct") is None:
-        return "UNKNOWN (no sacct on this machine)"
-    try:
-        return submitit.SlurmJob(folder=folder / "%j", job_id=job_id).state
-    except Exception as e:  # the scheduler's accounting may be unreachable; the trials table still shows
-        return f"UNKNOWN ({type(e).__name__})"
-
-
 def jobs_table(la: LauncherConfig, study: str) -> events.Table:
+    """The study's recorded jobs, each with its state as its own launcher sees it."""
     folder = folder_of(la, study)
     path = folder / JOBS_FILE
-    rows = tuple((j["job_id"], j["cluster"], j["submitted"], job_state(j["cluster"], folder, j["job_id"]))
+    rows = tuple((j["job_id"], j["cluster"], j["submitted"], _state(la, j["cluster"], folder, j["job_id"]))
                  for j in (json.loads(path.read_text()) if path.is_file() else []))
     return events.Table(f"jobs of study '{study}' ({folder})", ("job", "cluster", "submitted", "state"), rows)
+
+
+def _state(la: LauncherConfig, cluster: str, folder: Path, job_id: str) -> str:
+    try:
+        backend = launchers.get(cluster)
+    except StudyError:
+        return f"UNKNOWN (no launcher {cluster!r} here)"
+    return backend.state(dataclasses.replace(la, cluster=cluster), folder, job_id)
 
 
 class _Follower:
@@ -105,7 +78,7 @@ class _Follower:
         from ttt_lab.studies.pool import Tally
 
         self.jobs, self.job, self.la = list(jobs), job, la
-        _, self.study, _ = _open(job)
+        _, self.study, _ = open_job(job)
         self.seen = {t.number for t in self.study.get_trials(deepcopy=False) if t.state.is_finished()}
         self.before = set(self.seen)
         self.tally, self.replacements, self.workers = Tally(), 0, len(jobs)
@@ -181,7 +154,7 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int):
             f.orphans(live)
             f.ended(lambda: progress.advance(task, 1))
             if f.finished() or (not live and not f.replace()):
-                if la.cluster == "local":  # the workers leave once no trial is left: return after them
+                if launchers.get(la.cluster).follow_to_exit:
                     while any(not j.done() for j in f.jobs):
                         time.sleep(la.poll_s)
                 return f.settled()
@@ -189,7 +162,6 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int):
 
 
 def worker_jobs(base: WorkerJob, la: LauncherConfig, workers: int) -> list[WorkerJob]:
-    threads = {"slurm": la.cpus_per_worker, "ray": max(1, int(la.cpus_per_trial))}.get(
-        la.cluster, max(1, (os.cpu_count() or 1) // workers))
+    threads = launchers.get(la.cluster).threads(la, workers)
     return [dataclasses.replace(base, index=i, threads=threads, requeue_dead=la.max_requeues + 1)
             for i in range(workers)]

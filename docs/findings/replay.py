@@ -2,7 +2,8 @@
 store: the same decisions a live report makes (`ttt_lab.report.decisions.answer`), for a study
 whose runs are gone or that a newer rule should decide again. A replay of finished trials under a
 new rule is a replay, not a rerun: the study file's procedure must be one that is valid for looks
-not declared in advance (`anytime`)."""
+not declared in advance (`anytime`). The tool of `redecide.py`, kept beside it (users of the
+package never run it)."""
 
 from __future__ import annotations
 
