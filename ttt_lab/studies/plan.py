@@ -5,13 +5,15 @@ handed the plan, and a look's plan composes only its new seeds' configs."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ttt_lab.config.load import Loaded, load
 from ttt_lab.errors import TttLabError
 from ttt_lab.studies import estimate, grid
-from ttt_lab.studies.spec import StudyError, StudySpec, with_default_seeds
+from ttt_lab.studies.spec import StudyError, StudySpec
 
 EXPLOITER_PREFIXES = ("eval/exploiter/", "eval/exploitability")
 FINAL_PREFIXES = ("eval/random/", "eval/optimal/", *EXPLOITER_PREFIXES)
@@ -97,6 +99,28 @@ def _check_exact(spec: StudySpec, loaded: Loaded, what: str) -> None:
         raise StudyError(f"{what}: the objective {exploiter[0]} is the best response's, which only an exact "
                          "evaluation computes, but eval.mode=sampled. Drop eval.mode=sampled (auto walks the tree "
                          "for a greedy model), or choose an eval/random/… or eval/optimal/… objective.")
+
+
+def with_default_seeds(spec: StudySpec, seeds: int | None) -> StudySpec:
+    """A command-line grid that names no seeds (neither swept nor fixed) compares its conditions
+    over seeds all the same: with one swept key its first value is the baseline (declared by the
+    order the user typed, before any data), which makes the family k - 1 comparisons instead of
+    every pair, and it runs seeds 0..n-1: `seeds` (the config's study.seeds), or, when None, the
+    seeds after which a comparison whose seeds all agree decides. Other specs come back as given."""
+    from ttt_lab.stats.design import Design
+    from ttt_lab.stats.floors import agreeing
+
+    named = "seed" in spec.params or any(o.startswith(("seed=", "+seed=", "++seed=")) for o in spec.overrides)
+    if spec.source != "command line" or spec.kind != "grid" or named or seeds == 1:
+        return spec
+    swept = {k: grid.values(k, e) for k, e in spec.params.items()}
+    k = math.prod(len(v) for v in swept.values())
+    if k < 2:
+        return spec
+    baseline = spec.baseline or (f"{next(iter(swept))}={next(iter(swept.values()))[0]}" if len(swept) == 1 else "")
+    n = seeds or agreeing(Design(), k - 1 if baseline else k * (k - 1) // 2) or 2
+    return dataclasses.replace(spec, params={**spec.params, "seed": ",".join(map(str, range(n)))}, baseline=baseline,
+                               default_seeds=True)
 
 
 def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:

@@ -3,7 +3,6 @@ searches the sampler, pruner and number of trials. From a command line or `sweep
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -234,29 +233,6 @@ def from_args(args: list[str], name: str | None = None, n_trials: int | None = N
     spec = StudySpec(name or "", params, fixed, kind="search" if interval or n_trials else "grid", n_trials=n_trials)
     spec.name = name or f"sweep-{spec.key()}"
     return spec.validate()
-
-
-def with_default_seeds(spec: StudySpec, seeds: int | None) -> StudySpec:
-    """A command-line grid that names no seeds (neither swept nor fixed) compares its conditions
-    over seeds all the same: with one swept key its first value is the baseline (declared by the
-    order the user typed, before any data), which makes the family k - 1 comparisons instead of
-    every pair, and it runs seeds 0..n-1: `seeds` (the config's study.seeds), or, when None, the
-    seeds after which a comparison whose seeds all agree decides. Other specs come back as given."""
-    from ttt_lab.stats.design import Design
-    from ttt_lab.stats.floors import agreeing
-    from ttt_lab.studies.grid import values
-
-    named = "seed" in spec.params or any(o.startswith(("seed=", "+seed=", "++seed=")) for o in spec.overrides)
-    if spec.source != "command line" or spec.kind != "grid" or named or seeds == 1:
-        return spec
-    swept = {k: values(k, e) for k, e in spec.params.items()}
-    k = math.prod(len(v) for v in swept.values())
-    if k < 2:
-        return spec
-    baseline = spec.baseline or (f"{next(iter(swept))}={next(iter(swept.values()))[0]}" if len(swept) == 1 else "")
-    n = seeds or agreeing(Design(), k - 1 if baseline else k * (k - 1) // 2) or 2
-    return dataclasses.replace(spec, params={**spec.params, "seed": ",".join(map(str, range(n)))}, baseline=baseline,
-                               default_seeds=True)
 
 
 FILE_KEYS: dict[str, type | tuple[type, ...]] = {
