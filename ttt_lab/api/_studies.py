@@ -41,12 +41,13 @@ def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] 
     first override naming a study counts as `study`). Re-running skips finished trials. `launcher`
     (slurm | ray, with launcher.* overrides) submits the workers as jobs; `until_settled` adds seeds
     while a comparison is unresolved. Tables and finished trials are `ttt_lab.events`."""
+    from ttt_lab.report.tracked import publish
     from ttt_lab.studies.command import run
     from ttt_lab.tracking.provenance import command_line
 
     out = run(_args(study, overrides), name=name, trials=trials, launcher=launcher, wait=wait,
               until_settled=until_settled, max_seeds=max_seeds, dry_run=dry_run, storage=storage, workers=workers,
-              max_failures=max_failures, command=command_line(), trial_timeout=trial_timeout)
+              max_failures=max_failures, command=command_line(), trial_timeout=trial_timeout, publish=publish)
     return SweepResult(out.name, out.parent_run_id, out.finished, out.failed, out.pruned, out.unfinished)
 
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ttt_lab import events
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
+
+if TYPE_CHECKING:
+    from ttt_lab.studies.settle import Publish
 
 LAUNCHERS = ("slurm", "ray")
 
@@ -68,9 +72,10 @@ def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, w
 
 def run(args: list[str], *, name: str | None = None, trials: int | None = None, launcher: str | None = None,
         wait: bool = False, until_settled: bool = False, max_seeds: int | None = None, dry_run: bool = False,
-        storage: str | None = None, **options) -> StudyOutcome:
+        storage: str | None = None, publish: Publish | None = None, **options) -> StudyOutcome:
     """Run the study (`options`: run_study's workers, max_failures, command, trial_timeout); with
-    `until_settled`, round after round until it settles; the last round's outcome."""
+    `until_settled`, round after round until it settles; the last round's outcome. `publish` writes
+    each look's answer on the study's parent run (the API hands down the report's)."""
     compose = Composer()
     spec, settings = study_spec(args, name, trials)
     launch = launch_request(spec, settings, launcher, wait, False, compose)
@@ -93,7 +98,7 @@ def run(args: list[str], *, name: str | None = None, trials: int | None = None, 
         return rounds[-1]
 
     budget = len(study_seeds(plan.spec)) if one_look else max_seeds
-    run_until_settled(plan, max_seeds=budget, dry_run=dry_run, storage=storage, run=one_round)
+    run_until_settled(plan, max_seeds=budget, dry_run=dry_run, storage=storage, run=one_round, publish=publish)
     return rounds[-1]  # a round with failed or unfinished trials ends the looks
 
 
