@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable
 from statistics import fmean
+from typing import Any
 
 from ttt_lab import events, log
 from ttt_lab.formats import points
@@ -24,7 +25,7 @@ from ttt_lab.tracking import keys
 
 LOOKS_ATTR, DESIGN_ATTR, SPENT_ATTR = "settle_looks", "settle_design", "settle_error_spent"
 LOG = log.get("studies")
-Publish = Callable[[object, str], None]
+Publish = Callable[[Any, str], None]
 """Writes a look's answer on the study's parent run (the store, the parent run's id): the report's
 words (`ttt_lab.report.tracked.publish`, which this layer cannot import), handed down by the API."""
 
@@ -161,7 +162,7 @@ def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Deci
             _publish(publish, store, parent)
 
 
-def _publish(publish: Publish, store: object, parent: str) -> None:
+def _publish(publish: Publish, store: Any, parent: str) -> None:
     """The answer on the parent run; a store that cannot give it back yet (a trial's run not
     delivered) leaves the look's decision as it is, saying why."""
     from ttt_lab.errors import TttLabError
