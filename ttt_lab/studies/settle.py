@@ -223,10 +223,12 @@ def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
             run: Callable[[Plan], object], given_storage: str | None, publish: Publish | None = None) -> int:
     import optuna
 
+    from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.storage import open_storage, storage_url
 
     spec = plan.spec
-    storage = open_storage(storage_url(given_storage, plan.base.cfg.home))
+    url = storage_url(given_storage, plan.base.cfg.home)
+    storage = open_storage(url)
     with contextlib.suppress(KeyError):  # an existing study's declared design is checked before any new trial
         _check_declared(optuna.load_study(study_name=spec.name, storage=storage), spec, design)
     n = design.looks[0] if design.procedure == FIXED else len(initial)
@@ -248,7 +250,8 @@ def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
                         design=design, looks=looks, maximize=maximize)
         projection.project(result, budget, len(initial), maximize=maximize)
         events.emit(decisions_table(result, n, budget))
-        _record(study, lambda: _store(plan), spec, result, budget, publish)
+        with study_mutex(storage, url, spec.name):  # processes sharing the study: one writes its answer's runs
+            _record(study, lambda: _store(plan), spec, result, budget, publish)
         if all(c.decision != UNRESOLVED for c in result.comparisons):
             LOG.info(f"settled after {n} seeds per condition ({len(looks)} look(s)).")
             return 0
