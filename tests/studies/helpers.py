@@ -14,7 +14,8 @@ def mlflow_runs(home: Path, experiment: str):
 def split_runs(home: Path, experiment: str):
     runs = mlflow_runs(home, experiment)
     parents = [r for r in runs if r.data.tags.get("ttt.kind") == "sweep"]
-    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags  # the trials' runs: not the
+                and r.data.tags.get("ttt.kind") != "condition"]  # runs that hold each condition's aggregates
     return parents, children
 
 

@@ -72,6 +72,7 @@ def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
     text = " ".join(out.stdout.split())
     assert "unresolved" in text and "budget (2) is spent" in text and "for 'equivalent'" in text, text
     assert "all agree is decided after 8 seeds" in text and "decide by 10 seeds" in text, text
+    _answered_in_mlflow(home, "same")
     again = cli("sweep", *args, "--until-settled", "--max-seeds", "2")
     assert "every trial is done already" in again.stdout
     cli("report", "same")
@@ -81,6 +82,20 @@ def test_until_settled_decides_and_records_its_looks(home: Path) -> None:
     assert c["decision"] == "unresolved" and c["difference"] == 0.0 and c["paired"]
     assert (c["better"], c["worse"], c["ties"]) == (0, 0, 2) and c["mean_decision"] == "unresolved"
     assert verdict["alpha_split"] == {"improvement": 0.04, "mean": 0.01, "collapse": 0.0}
+
+
+def _answered_in_mlflow(home: Path, study: str) -> None:
+    """The look wrote the answer on the parent run (the note, a tag per comparison) and the
+    conditions' aggregates on a run per condition (tests/report/test_tracked.py: the details)."""
+    from ttt_lab.tracking.answer import answer_of, condition_runs
+    from ttt_lab.tracking.store import find_parent, open_store
+
+    store = open_store(f"sqlite:///{home}/mlflow.db", str(home / "mlartifacts"))
+    parent = find_parent(store, study)
+    note, tags = answer_of(store, parent.info.run_id)
+    assert "is unresolved after 2 seeds" in note and "| condition |" in note, note
+    assert [v.split(" | ")[0] for v in tags.values()] == ["unresolved"], tags
+    assert len(condition_runs(store, parent.info.experiment_id, parent.info.run_id)) == 2
 
 
 def test_a_design_changed_after_its_first_look_is_refused_and_nothing_is_written(home: Path, tmp_path: Path) -> None:

@@ -50,8 +50,9 @@ REPORT_FILES = (".json", ".csv", ".md", ".html")
 def report(study: str, *, out: str | os.PathLike[str] | None = None, overrides: Sequence[str] | None = None,
            compare: str | None = None, trust_code: bool = False) -> ReportResult:
     """Write a study's report (`ttt-lab report`): index.html and report.md under runs/reports/STUDY
-    (or `out`), its files also logged on the study's parent run (under report/); with `compare`,
-    both studies side by side. `overrides` say where the store is."""
+    (or `out`), its files also logged on the study's parent run (under report/) and its answer
+    written there (`ttt_lab.report.tracked`: the run's description, a tag per comparison, a run per
+    condition with its aggregates); with `compare`, both studies side by side. `overrides` say where the store is."""
     from ttt_lab.names import under
     from ttt_lab.report.collect import collect
     from ttt_lab.report.decisions import sentences
@@ -69,6 +70,10 @@ def report(study: str, *, out: str | os.PathLike[str] | None = None, overrides: 
     for p in paths:
         if p.suffix in REPORT_FILES:
             store.client.log_artifact(data.parent_id, str(p), "report")
+    if built.answer is not None:  # the answer on the parent run too, where MLflow users look
+        from ttt_lab.report.tracked import record
+
+        record(store, data.parent_id, built.answer)
     return ReportResult(data, paths, None, list(sentences(built.answer)) if built.answer is not None else [])
 
 

@@ -47,10 +47,11 @@ def sweep(study: str | os.PathLike[str] | None = None, overrides: Sequence[str] 
     `launcher` (slurm | local | ray, with launcher.* overrides) submits the workers as jobs,
     `until_settled` adds seeds while a comparison is unresolved. Tables and finished trials are
     `ttt_lab.events`."""
+    from ttt_lab.report.tracked import publish
     from ttt_lab.studies.command import run
     from ttt_lab.tracking.provenance import command_line
 
-    out = run(_args(study, overrides), _options(options, changes), command_line())
+    out = run(_args(study, overrides), _options(options, changes), command_line(), publish=publish)
     return SweepResult(out.name, out.parent_run_id, out.finished, out.failed, out.pruned, out.unfinished)
 
 

@@ -114,7 +114,8 @@ def study_trials(store, study_or_run: str, with_curves: bool = True) -> tuple[st
                           "MLflow experiment a `ttt-lab sweep` made) or its parent run id (with --set tracking.… "
                           "for another store); `ttt-lab runs list` shows runs.")
     name = experiment_name(store, parent.info.experiment_id)
-    runs = child_runs(store, name, parent.info.run_id)
+    runs = [r for r in child_runs(store, name, parent.info.run_id)  # a condition's run holds its aggregates
+            if r.data.tags.get(keys.KIND) != keys.CONDITION_KIND]
     return name, parent, sorted((trial_from_run(r, with_curves, store) for r in runs), key=lambda t: t.number)
 
 

@@ -233,16 +233,7 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
         svgs["decisions.svg"] = svg
         blocks.append(Figures([("Decisions: probability of improvement and its interval per comparison", svg,
                                 "decisions.svg")]))
-        rows = [[c.condition, f"{c.better} / {c.worse} / {c.ties}",
-                 f"{c.improvement:.2f} [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}]", c.decision,
-                 str(c.if_agree or "-") if c.decision == UNRESOLVED else "-", _p(c.p),
-                 f"{points(c.difference)} [{points(c.lo)}, {points(c.hi)}]", c.mean_decision,
-                 "paired" if c.paired else "matched in seed order", str(c.seeds),
-                 _chances(c) if c.decision == UNRESOLVED else "-"]
-                for c in a.comparisons]
-        blocks.append(Table(["condition", "better / worse / tied", "P(improvement) [interval]", "decision",
-                             "decides at (if the next agree)", "p (sign test)", "mean difference (points)",
-                             "mean decision", "design", "seeds", "chance to settle"], rows))
+        blocks.append(decision_table(a))
     blocks += collapse_blocks(a)
     blocks += seed_blocks(a)
     blocks += aggregate_blocks(a, svgs)
@@ -259,6 +250,21 @@ def section_blocks(a: Answer, svgs: dict[str, str]) -> list:
                            f"interval is for the mean difference, the objective bounded by {list(g.bounds)}. "
                            "verdict.json and results.csv beside this page hold the same answer as data.", "note"))
     return blocks
+
+
+def decision_table(a: Answer) -> Table:
+    """One row per comparison: each endpoint's decision and interval (the report's and the MLflow
+    parent run's table)."""
+    rows = [[c.condition, f"{c.better} / {c.worse} / {c.ties}",
+             f"{c.improvement:.2f} [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}]", c.decision,
+             str(c.if_agree or "-") if c.decision == UNRESOLVED else "-", _p(c.p),
+             f"{points(c.difference)} [{points(c.lo)}, {points(c.hi)}]", c.mean_decision,
+             "paired" if c.paired else "matched in seed order", str(c.seeds),
+             _chances(c) if c.decision == UNRESOLVED else "-"]
+            for c in a.comparisons]
+    return Table(["condition", "better / worse / tied", "P(improvement) [interval]", "decision",
+                  "decides at (if the next agree)", "p (sign test)", "mean difference (points)", "mean decision",
+                  "design", "seeds", "chance to settle"], rows)
 
 
 def collapse_blocks(a: Answer) -> list:

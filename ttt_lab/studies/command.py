@@ -7,12 +7,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ttt_lab import events
 from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
+
+if TYPE_CHECKING:
+    from ttt_lab.studies.settle import Publish
 
 
 def is_study_file(arg: str) -> bool:
@@ -67,9 +71,10 @@ def launch_request(spec: StudySpec, settings: list[str], launcher: str | None, w
     return request
 
 
-def run(args: list[str], options: SweepOptions, command: str = "") -> StudyOutcome:
+def run(args: list[str], options: SweepOptions, command: str = "", publish: Publish | None = None) -> StudyOutcome:
     """Run the study; with `options.until_settled`, round after round until it settles; the last
-    round's outcome. `command`: the command line, recorded on the study's parent run."""
+    round's outcome. `command`: the command line, recorded on the study's parent run; `publish`
+    writes each look's answer on the study's parent run (the API hands down the report's)."""
     compose = Composer()
     spec, settings = study_spec(args, options.name, options.trials)
     launch = launch_request(spec, settings, options.launcher, options.wait, False, compose)
@@ -92,7 +97,8 @@ def run(args: list[str], options: SweepOptions, command: str = "") -> StudyOutco
         return rounds[-1]
 
     budget = len(study_seeds(plan.spec)) if one_look else options.max_seeds
-    run_until_settled(plan, max_seeds=budget, dry_run=options.dry_run, storage=options.storage, run=one_round)
+    run_until_settled(plan, max_seeds=budget, dry_run=options.dry_run, storage=options.storage, run=one_round,
+                      publish=publish)
     return rounds[-1]  # a round with failed or unfinished trials ends the looks
 
 

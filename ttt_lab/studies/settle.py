@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable
 from statistics import fmean
+from typing import Any
 
 from ttt_lab import events, log
 from ttt_lab.formats import points
@@ -24,6 +25,9 @@ from ttt_lab.tracking import keys
 
 LOOKS_ATTR, DESIGN_ATTR, SPENT_ATTR = "settle_looks", "settle_design", "settle_error_spent"
 LOG = log.get("studies")
+Publish = Callable[[Any, str], None]
+"""Writes a look's answer on the study's parent run (the store, the parent run's id): the report's
+words (`ttt_lab.report.tracked.publish`, which this layer cannot import), handed down by the API."""
 
 
 def study_seeds(spec: StudySpec) -> list[int]:
@@ -137,8 +141,10 @@ def _to_go(c) -> str:
     return ", ".join(x for x in (agree, projection.text(c.settle) if c.settle else "") if x) or "-"
 
 
-def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Decisions, budget: int) -> None:
-    """The looks, the design and the error spent on the study's parent run, where the report reads them."""
+def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Decisions, budget: int,
+            publish: Publish | None = None) -> None:
+    """The looks, the design and the error spent on the study's parent run, where the report reads them;
+    then the look's answer there (`publish`)."""
     from ttt_lab.tracking.store import run_status, terminate
 
     parent = study.user_attrs.get("mlflow_parent_run_id")
@@ -152,10 +158,24 @@ def _record(study, store_of: Callable[[], object], spec: StudySpec, result: Deci
                 keys.BOUNDS: f"{d.bounds[0]},{d.bounds[1]}", keys.DECLARED_LOOKS: ",".join(map(str, d.looks)),
                 keys.SPENT: ",".join(f"{x:.6g}" for x in result.spent)}
         terminate(store, parent, run_status(store, parent) or "FINISHED", tags)  # type: ignore[arg-type]
+        if publish is not None:
+            _publish(publish, store, parent)
+
+
+def _publish(publish: Publish, store: Any, parent: str) -> None:
+    """The answer on the parent run; a store that cannot give it back yet (a trial's run not
+    delivered) leaves the look's decision as it is, saying why."""
+    from ttt_lab.errors import TttLabError
+
+    try:
+        publish(store, parent)
+    except TttLabError as e:
+        LOG.warning(f"the look's answer was not written on the parent run {parent}: {e} `ttt-lab report` "
+                    "writes it once the store has every finished trial.")
 
 
 def run_until_settled(plan: Plan, *, max_seeds: int | None, dry_run: bool,
-                      run: Callable[[Plan], object], storage: str | None = None) -> int:
+                      run: Callable[[Plan], object], storage: str | None = None, publish: Publish | None = None) -> int:
     """Run the planned study, then look and add seeds until every comparison is decided or the
     budget is spent; 1 when a round left trials unfinished (no look taken), else 0."""
     spec = plan.spec
@@ -177,7 +197,7 @@ def run_until_settled(plan: Plan, *, max_seeds: int | None, dry_run: bool,
     if dry_run:
         run(plan)
         return 0
-    return _settle(plan, initial, budget, design, run, storage)
+    return _settle(plan, initial, budget, design, run, storage, publish)
 
 
 def _family(spec: StudySpec) -> int:
@@ -200,13 +220,15 @@ def _looks_at(design: Design, initial: int, budget: int, n: int) -> int:
 
 
 def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
-            run: Callable[[Plan], object], given_storage: str | None) -> int:
+            run: Callable[[Plan], object], given_storage: str | None, publish: Publish | None = None) -> int:
     import optuna
 
+    from ttt_lab.studies.mutex import study_mutex
     from ttt_lab.studies.storage import open_storage, storage_url
 
     spec = plan.spec
-    storage = open_storage(storage_url(given_storage, plan.base.cfg.home))
+    url = storage_url(given_storage, plan.base.cfg.home)
+    storage = open_storage(url)
     with contextlib.suppress(KeyError):  # an existing study's declared design is checked before any new trial
         _check_declared(optuna.load_study(study_name=spec.name, storage=storage), spec, design)
     n = design.looks[0] if design.procedure == FIXED else len(initial)
@@ -228,7 +250,8 @@ def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
                         design=design, looks=looks, maximize=maximize)
         projection.project(result, budget, len(initial), maximize=maximize)
         events.emit(decisions_table(result, n, budget))
-        _record(study, lambda: _store(plan), spec, result, budget)
+        with study_mutex(storage, url, spec.name):  # processes sharing the study: one writes its answer's runs
+            _record(study, lambda: _store(plan), spec, result, budget, publish)
         if all(c.decision != UNRESOLVED for c in result.comparisons):
             LOG.info(f"settled after {n} seeds per condition ({len(looks)} look(s)).")
             return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 # provenance: on every run
 KIND = "ttt.kind"
-"""train | eval | audit | trial | sweep"""
+"""train | eval | audit | trial | sweep | condition"""
 CONFIG_HASH = "ttt.config_hash"
 SEED = "ttt.seed"
 COMMAND = "ttt.command"
@@ -74,3 +74,25 @@ BLOCKS = "ttt.blocks"
 """The study's block keys, as JSON (absent: no blocks)."""
 SPENT = "ttt.error_spent"
 """fixed: the error rate spent by each look taken, cumulative (comma-separated)."""
+
+# studies: the answer where MLflow users look (`ttt_lab.tracking.answer`)
+NOTE = "mlflow.note.content"
+"""A run's description, rendered as Markdown by the UI: on a study's parent run, its answer."""
+ANSWER_PREFIX = "ttt.answer."
+"""On the parent run, one tag per comparison: ttt.answer.<condition> = its decision, endpoint and
+interval (the condition spelled as MLflow keys allow, `tracking.answer.key_part`)."""
+CONDITION_KIND = "condition"
+"""The `ttt.kind` of a study's run per condition, nested under its parent run: the condition's
+aggregates as metrics, so that MLflow's compare view puts conditions side by side."""
+CONDITION = "ttt.condition"
+DECISION = "ttt.decision"
+"""On a condition's run: its comparison's decision (`reference` for the reference)."""
+AGGREGATE_PREFIX = "aggregate/"
+"""A condition run's metrics: aggregate/seeds, mean, iqm, iqm_lo, iqm_hi, probability_of_improvement
+(and _lo, _hi), collapse_rate."""
+
+# experiments
+EXPERIMENT_KIND = "mlflow.experimentKind"
+"""An experiment tag (MLflow 3.x): the view the UI opens it in."""
+MODEL_TRAINING = "custom_model_development"
+"""That tag's value for model training (the UI's "Machine learning"; else it may open the GenAI view)."""

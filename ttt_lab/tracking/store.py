@@ -74,7 +74,8 @@ class Store:
             return exp.experiment_id
         location = Path(self.artifacts, name).resolve().as_uri() if self.artifacts else None
         try:
-            return self.client.create_experiment(name, artifact_location=location)
+            return self.client.create_experiment(name, artifact_location=location,  # the UI opens it as training
+                                                 tags={keys.EXPERIMENT_KIND: keys.MODEL_TRAINING})
         except mlflow.exceptions.MlflowException:
             exp = self.client.get_experiment_by_name(name)  # created meanwhile by another process
             if exp is None:
