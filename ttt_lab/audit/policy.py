@@ -92,6 +92,12 @@ class MemberResult:
                 "invalid_moves": self.invalid}
 
 
+CHECKS = ("memorisation.gap", "fork_allowed_rate", "optimal_agreement", "tree.lines_not_held", "invalid_moves")
+"""The names of the policy audit's checks: each is logged as `audit/policy/<name>` (its value) by a
+study trial that audits itself (`ttt_lab.evaluation.metric_names`; tests/audit keep it in step
+with the checks built below)."""
+
+
 def effective_interval(k: int, games: int, distinct: int) -> tuple[float, float]:
     """The Wilson interval of a rate k / games when only `distinct` of the games are independent."""
     n = max(1, min(games, distinct or games))

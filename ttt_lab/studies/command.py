@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ttt_lab import events
+from ttt_lab.studies.checks import check_study
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
 from ttt_lab.studies.spec import StudyError, StudySpec, from_args, from_file
@@ -81,6 +82,7 @@ def run(args: list[str], *, name: str | None = None, trials: int | None = None, 
                          "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
                          "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     plan = make_plan(spec, compose)
+    check_study(plan, storage=storage, until_settled=until_settled, max_seeds=max_seeds, launch=launch, **options)
     if not until_settled:
         return run_study(plan, launch=launch, dry_run=dry_run, storage=storage, **options)
     from ttt_lab.studies.settle import run_until_settled
