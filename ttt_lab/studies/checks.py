@@ -17,12 +17,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ttt_lab import log
 from ttt_lab.errors import TttLabError
 from ttt_lab.studies.spec import StudyError, StudySpec
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SHOWN = 8
 """Conditions listed in a message at most."""
+LOG = log.get("studies")
 
 
 def check_study(plan, *, storage: str | None = None, workers: Any = None, max_failures: Any = None,
@@ -247,10 +249,23 @@ def _baseline(spec: StudySpec, trials: list[list[str]]) -> None:
 
 
 def _distinct(plan) -> None:
-    """Two grid points composing one config would train the same run twice and count it twice."""
+    """Two grid points composing one config would train the same run twice and count it twice:
+    refused for two spellings of a value; a config group's option that changes nothing under the
+    study's overrides (an ablation that is already the experiment's setting) is said, not refused."""
+    from ttt_lab.config.load import groups
+
     seen: dict[str, list[str]] = {}
+    said: set[str] = set()
     for t in plan.trials:
         if t.config_hash in seen:
+            differ = sorted({o.partition("=")[0] for o in set(seen[t.config_hash]) ^ set(t.overrides)})
+            if any(k.lstrip("+~") in groups() for k in differ):
+                if differ[0] not in said:
+                    said.add(differ[0])
+                    LOG.warning(f"trials '{' '.join(seen[t.config_hash])}' and '{' '.join(t.overrides)}' "
+                                f"({plan.spec.source}) compose the same config: the option of {', '.join(differ)} "
+                                "changes nothing under the study's overrides, so these conditions are one run.")
+                continue
             raise StudyError(f"trials '{' '.join(seen[t.config_hash])}' and '{' '.join(t.overrides)}' "
                              f"({plan.spec.source}) compose the same config: a swept value changes nothing (another "
                              "override sets the same key, or two spellings of one value), so one run would count "
