@@ -107,6 +107,15 @@ def test_a_setting_that_cannot_be_right_is_one_paragraph_naming_it(spot: Path, h
     assert sorted(p for p in home.rglob("*") if not p.name.endswith(".lock")) == before, "nothing is written"
 
 
+@pytest.mark.parametrize(("variable", "named"), [("TTT_LAB_CONFIG_DIR", "config folder"),
+                                                 ("TTT_LAB_CONF", "TTT_LAB_CONF")])
+def test_a_config_folder_that_is_a_file_is_refused(spot: Path, monkeypatch: pytest.MonkeyPatch, variable: str,
+                                                   named: str) -> None:
+    monkeypatch.setenv(variable, str(spot / "a_file"))
+    text = _refused(spot, BASE.format(more=""))
+    assert named in text and "a_file" in text, text
+
+
 def test_a_baseline_spelled_otherwise_is_named_as_the_trials_spell_it(spot: Path) -> None:
     text = _refused(spot, BASE.format(more="").replace("batch_size: 8,16", "train.sft.enabled: true,false")
                     + "baseline: train.sft.enabled=true\n")

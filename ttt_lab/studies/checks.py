@@ -33,7 +33,7 @@ def check_study(plan, *, storage: str | None = None, workers: Any = None, max_fa
     """The planned study and the command's options (`ttt_lab.studies.command.run`'s), or a
     StudyError naming the first setting that cannot be right. Reads only."""
     spec: StudySpec = plan.spec
-    _options(workers, max_failures, trial_timeout, max_seeds, until_settled)
+    _options(workers, max_failures, trial_timeout, max_seeds)
     _counts(spec, max_seeds)
     _search_settings(spec)
     _pruning(spec, plan.base.cfg)
@@ -79,7 +79,7 @@ def _whole(value: Any, least: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
-def _options(workers: Any, max_failures: Any, trial_timeout: Any, max_seeds: Any, until_settled: bool) -> None:
+def _options(workers: Any, max_failures: Any, trial_timeout: Any, max_seeds: Any) -> None:
     if workers is not None and not _whole(workers, 1):
         raise StudyError(f"--workers {workers!r} is not a number of worker processes: give a whole number of at "
                          "least 1 (or leave it out for the study's own workers:).")
@@ -276,7 +276,9 @@ def _distinct(plan) -> None:
 def _search_params(plan) -> None:
     """Each searched key names a key of the config, and the ends of its range are values it takes."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, RangeSweep
+    from hydra.core.override_parser.types import IntervalSweep
+
+    from ttt_lab.studies.grid import values
 
     spec = plan.spec
     for key, expr in spec.params.items():
@@ -291,10 +293,8 @@ def _search_params(plan) -> None:
                 raise StudyError(f"{key}={expr} ({spec.source}) is a log interval starting at {lo:g}: a log scale "
                                  "needs low > 0, e.g. tag(log, interval(1e-5, 1e-3)).")
             samples = [str(lo), str(hi)]
-        elif isinstance(value, ChoiceSweep | RangeSweep) or parsed.is_sweep_override():
-            samples = list(parsed.sweep_string_iterator())
-        else:
-            samples = [parsed.get_value_element_as_str()]
+        else:  # choice(), range(), glob() and a,b: the grid's own expansion
+            samples = values(key, expr)
         for v in samples:
             try:
                 plan.compose([*spec.overrides, f"{key}={v}"])
@@ -336,22 +336,21 @@ def _file(key: str, value: str, path: str) -> Path:
     return p
 
 
-def _sqlite(key: str, value: str, path: str) -> None:
+def _sqlite(key: str, value: str, path: str, what: str) -> None:
+    """A SQLite file: a file or nothing yet, and SQLite when it is there (read-only:
+    `ttt_lab.sqlite_files.check_sqlite_file`)."""
+    from ttt_lab.sqlite_files import check_sqlite_file
+
     if not path or path == ":memory:":
         return
     p = _file(key, value, path)
-    if not p.is_file() or p.stat().st_size == 0:
-        return
     try:
-        with p.open("rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        check_sqlite_file(p, what)
+    except TttLabError as e:
+        raise StudyError(f"{key} {value!r}: {e}") from None
     except OSError as e:
         raise StudyError(f"{key} {value!r}: cannot read {p} ({e.strerror}). Fix its permissions or point {key} "
                          "elsewhere.") from None
-    if head != SQLITE_HEADER:
-        raise StudyError(f"{key} {value!r} names {p}, which is not a SQLite database (its first bytes are not "
-                         "SQLite's). Nothing was written to it. Point the URL at a new file or at an existing "
-                         "database, or move this file aside.")
 
 
 def _journal(key: str, value: str, path: str) -> None:
@@ -387,7 +386,7 @@ def _paths(cfg, storage: str | None, launch) -> None:
     _folder("home", str(cfg.home))
     uri = str(cfg.tracking.uri)
     if uri.startswith("sqlite:///"):
-        _sqlite("tracking.uri", uri, _url_path(uri, "sqlite:///"))
+        _sqlite("tracking.uri", uri, _url_path(uri, "sqlite:///"), "MLflow store")
     elif uri.startswith("file:") or "://" not in uri:
         _folder("tracking.uri", _url_path(uri, "file://") if uri.startswith("file://") else uri.removeprefix("file:"))
     art = str(cfg.tracking.artifacts)
@@ -399,7 +398,7 @@ def _paths(cfg, storage: str | None, launch) -> None:
     url = storage_url(storage, cfg.home)
     key = "--storage" if storage else f"${ENV}" if url != f"sqlite:///{cfg.home}/optuna.db" else "the storage"
     if url.startswith("sqlite:///"):
-        _sqlite(key, url, _url_path(url, "sqlite:///"))
+        _sqlite(key, url, _url_path(url, "sqlite:///"), "Optuna storage")
     elif url.startswith(JOURNAL):
         path = url.removeprefix(JOURNAL)
         if path and not path.endswith("/"):
