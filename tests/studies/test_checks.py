@@ -92,6 +92,10 @@ CASES = {
     "storage a folder": (BASE, {"storage": "sqlite:///{spot}/a_folder"}, "--storage"),
     "storage not a database": (BASE, {"storage": "sqlite:///{spot}/a_file"}, "--storage"),
     "journal a database": (BASE, {"storage": "journal:///{spot}/a_db"}, "--storage"),
+    "storage another program's database": (BASE, {"storage": "sqlite:///{spot}/a_db"}, "not an Optuna storage"),
+    "storage the MLflow store": (BASE, {"storage": "sqlite:///{home}/mlflow.db"}, "not an Optuna storage"),
+    "tracking.uri another program's database": (BASE.format(more=", tracking.uri=sqlite:///{spot}/a_db"), {},
+                                                "not an MLflow store"),
     "journal a folder": (BASE, {"storage": "journal:///{spot}/a_folder"}, "--storage"),
 }
 
@@ -100,7 +104,8 @@ CASES = {
 def test_a_setting_that_cannot_be_right_is_one_paragraph_naming_it(spot: Path, home: Path, case: str) -> None:
     body, options, named = CASES[case]
     body = body.replace("{more}", "").replace("{spot}", str(spot))
-    options = {k: v.replace("{spot}", str(spot)) if isinstance(v, str) else v for k, v in options.items()}
+    options = {k: v.replace("{spot}", str(spot)).replace("{home}", str(home)) if isinstance(v, str) else v
+               for k, v in options.items()}
     before = sorted(p for p in home.rglob("*") if not p.name.endswith(".lock"))
     text = _refused(spot, body, **options)
     assert named in text, text

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SHOWN = 8
 """Conditions listed in a message at most."""
 LOG = log.get("studies")
+MARKS = {"Optuna storage": ("studies", "trials"), "MLflow store": ("experiments", "runs")}
+"""Tables by which a SQLite file is known for what it is (a new or empty file is either)."""
 
 
 def check_study(plan, *, storage: str | None = None, workers: Any = None, max_failures: Any = None,
@@ -346,11 +349,29 @@ def _sqlite(key: str, value: str, path: str, what: str) -> None:
     p = _file(key, value, path)
     try:
         check_sqlite_file(p, what)
+        tables = _tables(p)
     except TttLabError as e:
         raise StudyError(f"{key} {value!r}: {e}") from None
-    except OSError as e:
-        raise StudyError(f"{key} {value!r}: cannot read {p} ({e.strerror}). Fix its permissions or point {key} "
+    except (OSError, sqlite3.Error) as e:
+        raise StudyError(f"{key} {value!r}: cannot read {p} ({e}). Fix its permissions or point {key} "
                          "elsewhere.") from None
+    if tables and not set(MARKS[what]) <= tables:
+        shown = ", ".join(sorted(tables)[:SHOWN]) + (", …" if len(tables) > SHOWN else "")
+        raise StudyError(f"{key} {value!r} names {p}, a SQLite database that is not an {what} (its tables: {shown}; "
+                         f"an {what} has {' and '.join(MARKS[what])}): opening it would add the {what}'s tables to "
+                         "another program's database. Nothing was written to it. Point the URL at a new file or at "
+                         f"an existing {what}.")
+
+
+def _tables(p: Path) -> set[str]:
+    """The tables of the SQLite file `p` (empty when it is absent or new), read-only."""
+    if not p.is_file() or p.stat().st_size == 0:
+        return set()
+    con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+    try:
+        return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        con.close()
 
 
 def _journal(key: str, value: str, path: str) -> None:
