@@ -29,6 +29,7 @@ from ttt_lab.env.lines import Line, tree_lines
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.env.tree import play_tree, tree_symbol
+from ttt_lab.evaluation.metric_names import POLICY_CHECKS
 from ttt_lab.game.board import threats
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
 from ttt_lab.game.seeding import derive_seed
@@ -92,10 +93,9 @@ class MemberResult:
                 "invalid_moves": self.invalid}
 
 
-CHECKS = ("memorisation.gap", "fork_allowed_rate", "optimal_agreement", "tree.lines_not_held", "invalid_moves")
-"""The names of the policy audit's checks: each is logged as `audit/policy/<name>` (its value) by a
-study trial that audits itself (`ttt_lab.evaluation.metric_names`; tests/audit keep it in step
-with the checks built below)."""
+CHECKS = POLICY_CHECKS
+"""The names of the checks built below, kept in the metric registry
+(`ttt_lab.evaluation.metric_names`; tests/studies/test_checks.py keeps the two in step)."""
 
 
 def effective_interval(k: int, games: int, distinct: int) -> tuple[float, float]:

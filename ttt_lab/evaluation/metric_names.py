@@ -3,7 +3,8 @@ collapse endpoint, which reads the first objective) is checked against before an
 
 Derived from the code that produces them, not copied: the fields are those `Summary.metrics` and
 `ExactSummary.metrics` write (read off empty summaries), the opponents those of the training
-suite every trial's final evaluation plays, the audit's names `ttt_lab.audit.policy.CHECKS`.
+suite every trial's final evaluation plays, the audit's check names
+(POLICY_CHECKS, which `ttt_lab.audit.policy` builds).
 A metric of the user's own is declared `custom: true` on its objective and is not checked here."""
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ TRAINING_SUITE = (SuiteEntry("random", opponent="random"), SuiteEntry("optimal")
 PREFIX = "eval"
 AUDIT_PREFIX = "audit/policy/"
 """A trial's policy audit (`audit.policy.in_studies=true`) logs `audit/policy/<check>`."""
+POLICY_CHECKS = ("memorisation.gap", "fork_allowed_rate", "optimal_agreement", "tree.lines_not_held",
+                 "invalid_moves")
+"""The policy audit's checks (`ttt_lab.audit.policy`), each logged by its name under AUDIT_PREFIX."""
 
 
 def _fields(metrics: dict[str, float], opponent: str) -> set[str]:
@@ -49,13 +53,11 @@ def exact_only() -> tuple[str, ...]:
 @functools.cache
 def trial_metrics() -> dict[str, str]:
     """Every metric name a study trial can end with -> where it comes from, in words."""
-    from ttt_lab.audit.policy import CHECKS
-
     out = {f"{PREFIX}/{e.name}/{f}": f"the final evaluation against {e.name}" for e in TRAINING_SUITE
            for f in summary_fields()}
     out[f"{PREFIX}/mode"] = "the final evaluation (1 exact, 0 sampled)"
     out |= {m: "the exact final evaluation's best response (a greedy policy)" for m in exact_only()}
-    out |= {f"{AUDIT_PREFIX}{c}": "the trial's policy audit (audit.policy.in_studies=true)" for c in CHECKS}
+    out |= {f"{AUDIT_PREFIX}{c}": "the trial's policy audit (audit.policy.in_studies=true)" for c in POLICY_CHECKS}
     return dict(sorted(out.items()))
 
 
