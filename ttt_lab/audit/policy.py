@@ -29,6 +29,7 @@ from ttt_lab.env.lines import Line, tree_lines
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.env.tree import play_tree, tree_symbol
+from ttt_lab.evaluation.metric_names import POLICY_CHECKS
 from ttt_lab.game.board import threats
 from ttt_lab.game.opponents import MinimaxOpponent, Opponent
 from ttt_lab.game.seeding import derive_seed
@@ -90,6 +91,11 @@ class MemberResult:
                 "draw_rate": self.draws / n, "draw_lo": dlo, "draw_hi": dhi, "loss_rate": self.losses / n,
                 "loss_lo": llo, "loss_hi": lhi, "held_rate": self.held / n, "held_lo": lo, "held_hi": hi,
                 "invalid_moves": self.invalid}
+
+
+CHECKS = POLICY_CHECKS
+"""The names of the checks built below, kept in the metric registry
+(`ttt_lab.evaluation.metric_names`; tests/studies/test_checks.py keeps the two in step)."""
 
 
 def effective_interval(k: int, games: int, distinct: int) -> tuple[float, float]:

@@ -73,6 +73,10 @@ def conf_dir() -> Path:
     installs a wheel unpacked, so both are plain folders, read by Hydra as `file://`."""
     env = os.environ.get(CONF_ENV)
     path = Path(env) if env else package_root() / "conf"
+    if env and path.exists() and not path.is_dir():
+        raise ConfigError(f"${CONF_ENV} {path} is a file, but it must be a folder: a complete copy of ttt-lab's "
+                          f"conf/ folder (with its config.yaml). Point ${CONF_ENV} at that folder, or unset it to use "
+                          "the shipped one.")
     if not (path / "config.yaml").is_file():
         if env:
             raise ConfigError(f"no config.yaml in {path} (${CONF_ENV}). Point ${CONF_ENV} at a complete copy of "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ttt_lab import events
+from ttt_lab.studies.checks import check_study
 from ttt_lab.studies.options import SweepOptions
 from ttt_lab.studies.plan import Composer, Plan, make_plan
 from ttt_lab.studies.runner import StudyOutcome, run_study
@@ -85,6 +86,9 @@ def run(args: list[str], options: SweepOptions, command: str = "", publish: Publ
                          "launcher's jobs: add --wait (and keep the command running, e.g. in tmux or a batch job), "
                          "or drop --until-settled and run `ttt-lab sweep STUDY --until-settled` later.")
     plan = make_plan(spec, compose)
+    check_study(plan, storage=options.storage, workers=options.workers, max_failures=options.max_failures,
+                trial_timeout=options.trial_timeout, until_settled=options.until_settled, max_seeds=options.max_seeds,
+                launch=launch)
     one_look = not options.until_settled and not options.dry_run and _answers(plan.spec, launch)
     if not options.until_settled and not one_look:
         return run_study(plan, options, launch=launch, command=command)

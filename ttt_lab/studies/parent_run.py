@@ -35,7 +35,7 @@ def study_tags(spec) -> dict[str, str]:
     """What a study's parent run says of it: the definition and how its comparisons are decided
     (the report reads these, from a live store or from a replay of results.csv)."""
     tags = {keys.STUDY: spec.name, keys.STUDY_KIND: spec.kind, keys.STUDY_SOURCE: spec.source,
-            keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([o.__dict__ for o in spec.objectives]),
+            keys.QUESTION: spec.question, keys.OBJECTIVES: json.dumps([_said(o.__dict__) for o in spec.objectives]),
             keys.PARAMS: json.dumps(spec.params), keys.BASELINE: spec.baseline, keys.MARGIN: str(spec.margin),
             keys.PROCEDURE: spec.decisions, keys.MEAN_ALPHA: str(spec.mean_alpha), keys.DELTA: str(spec.delta)}
     if spec.bounds:
@@ -57,3 +57,8 @@ def close_parent(study, store, parent: str) -> None:
     terminate(store, parent, "FAILED" if unfinished else "FINISHED",
               {keys.TRIALS_COMPLETE: str(counts[TrialState.COMPLETE]),
                keys.TRIALS_FAILED: str(counts[TrialState.FAIL]), keys.TRIALS_PRUNED: str(counts[TrialState.PRUNED])})
+
+
+def _said(objective: dict) -> dict:
+    """An objective as the tag has always held it: `custom` only where declared."""
+    return {k: v for k, v in objective.items() if k != "custom" or v}

@@ -12,13 +12,12 @@ from typing import Any
 
 from ttt_lab.config.load import Loaded, load
 from ttt_lab.errors import TttLabError
+from ttt_lab.evaluation.metric_names import AUDIT_PREFIX
 from ttt_lab.studies import estimate, grid
 from ttt_lab.studies.spec import StudyError, StudySpec
 
 EXPLOITER_PREFIXES = ("eval/exploiter/", "eval/exploitability")
-FINAL_PREFIXES = ("eval/random/", "eval/optimal/", *EXPLOITER_PREFIXES)
-AUDIT_PREFIX = "audit/policy/"
-"""An objective read off the policy audit of each trial's final checkpoint (e.g. the
+"""An objective read off the policy audit of each trial's final checkpoint (AUDIT_PREFIX, e.g. the
 memorisation gap, `audit/policy/memorisation.gap`): the trials must audit themselves."""
 
 
@@ -74,13 +73,10 @@ def _load(overrides: list[str], what: str, compose: Composer) -> Loaded:
 
 
 def _check_objectives(spec: StudySpec) -> None:
-    for o in spec.objectives:
-        if not o.metric.startswith((*FINAL_PREFIXES, AUDIT_PREFIX)):
-            raise StudyError(f"objective metric {o.metric!r} is not a final evaluation metric; use one of "
-                             "eval/random/…, eval/optimal/… or eval/exploiter/… (win_rate, draw_rate, loss_rate, "
-                             "invalid_rate, format_rate, reward), e.g. eval/optimal/draw_rate, eval/exploitability "
-                             "(a greedy policy's, evaluated exactly), or a check of the trials' policy audit, e.g. "
-                             "audit/policy/memorisation.gap.")
+    """Each objective names a metric a trial logs (or one declared custom)."""
+    from ttt_lab.studies.checks import check_objectives
+
+    check_objectives(spec)
 
 
 def _check_audited(spec: StudySpec, loaded: Loaded, what: str) -> None:

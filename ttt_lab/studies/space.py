@@ -45,10 +45,15 @@ def distributions(spec: StudySpec, tree: dict[str, Any]) -> dict[str, Any]:
             iv = parsed.value()
             assert isinstance(iv, IntervalSweep) and iv.start is not None and iv.end is not None
             log = "log" in iv.tags
-            if isinstance(iv.start, int) and isinstance(iv.end, int) and not isinstance(_base(key, tree), float):
-                out[key] = d.IntDistribution(int(iv.start), int(iv.end), log=log)
-            else:
-                out[key] = d.FloatDistribution(float(iv.start), float(iv.end), log=log)
+            try:
+                if isinstance(iv.start, int) and isinstance(iv.end, int) and not isinstance(_base(key, tree), float):
+                    out[key] = d.IntDistribution(int(iv.start), int(iv.end), log=log)
+                else:
+                    out[key] = d.FloatDistribution(float(iv.start), float(iv.end), log=log)
+            except ValueError as e:  # Optuna's word on an empty or non-positive log range
+                raise StudyError(f"{key}={expr} is not a range Optuna can sample ({e}). Give interval(low, high) "
+                                 "with low < high, and low > 0 on a log scale: tag(log, interval(1e-5, 1e-3)).") \
+                    from None
         else:
             out[key] = d.CategoricalDistribution(values(key, expr))
     return out

@@ -32,6 +32,9 @@ class Objective:
     metric: str = DEFAULT_METRIC
     """A final metric of the trial's run, e.g. eval/optimal/draw_rate or eval/random/win_rate."""
     direction: str = "maximize"
+    custom: bool = False
+    """A metric of the user's own (`custom: true`): not checked against the metrics a trial logs
+    (`ttt_lab.evaluation.metric_names`)."""
 
 
 @dataclass
@@ -89,6 +92,8 @@ class StudySpec:
                   "bounds", "collapse_below", "collapse_alpha", "blocks", "mean_alpha", "delta",
                   "default_seeds"):
             d.pop(k)
+        for o in d["objectives"]:  # declaring a name custom changes what is checked, not what runs
+            o.pop("custom", None)
         if "seed" in d["params"]:  # seeds added until the answer is known keep the study's identity
             d["params"]["seed"] = "*"
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
@@ -270,9 +275,10 @@ def _read_file(path: Path) -> dict[str, Any]:
             raise StudyError(f"`{key}` in {path} must be a {names}, not {value!r}.")
     objectives = raw.get("objective") or []
     for o in objectives if isinstance(objectives, list) else [objectives]:
-        if not isinstance(o, dict) or not set(o) <= {"metric", "direction"} or not all(
-                isinstance(v, str) for v in o.values()):
-            raise StudyError(f"each objective in {path} is a mapping with metric and direction, not {o!r}.")
+        if not isinstance(o, dict) or not set(o) <= {"metric", "direction", "custom"} or not all(
+                isinstance(v, bool) if k == "custom" else isinstance(v, str) for k, v in o.items()):
+            raise StudyError(f"each objective in {path} is a mapping with metric and direction (and custom: true "
+                             f"for a metric of your own), not {o!r}.")
     if not all(isinstance(o, str) for o in raw.get("overrides") or []):
         raise StudyError(f"`overrides` in {path} is a list of key=value strings, not {raw['overrides']!r}.")
     return {str(k): v for k, v in raw.items()}
@@ -288,10 +294,12 @@ def from_file(path: Path, extra: list[str], name: str | None = None, n_trials: i
     kind = raw.get("kind") or ("search" if any("interval(" in v for v in params.values()) else "grid")
     spec = StudySpec(
         name=name or raw.get("name") or path.stem, params=params, overrides=[*(raw.get("overrides") or []), *fixed],
-        question=raw.get("question") or "", kind=kind, n_trials=n_trials or raw.get("n_trials"),
+        question=raw.get("question") or "", kind=kind,
+        n_trials=n_trials if n_trials is not None else raw.get("n_trials"),
         sampler={"name": "tpe", "seed": 0} | (raw.get("sampler") or {}),
         pruner={"name": "none"} | (raw.get("pruner") or {}), objectives=objectives or [Objective()],
-        workers=raw.get("workers") or 1, source=str(path), baseline=raw.get("baseline") or "",
+        workers=1 if raw.get("workers") is None else raw["workers"], source=str(path),
+        baseline=raw.get("baseline") or "",
         margin=raw.get("margin", DEFAULT_MARGIN), max_seeds=raw.get("max_seeds"),
         decisions=raw.get("decisions") or "anytime", looks=raw.get("looks"), bounds=raw.get("bounds"),
         collapse_below=raw.get("collapse_below"), collapse_alpha=raw.get("collapse_alpha", 0.01),

@@ -7,11 +7,10 @@ from ttt_lab.config.schema import Config, SuiteEntry
 from ttt_lab.engine.rollout import Sampling, play_rollouts
 from ttt_lab.env.record import GameRecord
 from ttt_lab.evaluation.exact import exact_suite, resolve_mode, unavailable_reason
+from ttt_lab.evaluation.metric_names import TRAINING_SUITE
 from ttt_lab.evaluation.suite import suite_examples
 from ttt_lab.evaluation.summary import Summary, summarise
 from ttt_lab.train.runtime import Runtime, resolve
-
-TRAINING_SUITE = (SuiteEntry("random", opponent="random"), SuiteEntry("optimal"))
 
 
 def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float = 0.0,
