@@ -14,7 +14,7 @@ code (the baseline commit, checked out in a temporary `git worktree`, and this w
   the warm-up the wall run built, the median step).
 
     python benchmarks/bench_speed.py [--baseline 8787923] [--paths default avx2-fp32]
-                                     [--seeds 0] [--no-rl] [--only current]
+                                     [--seeds 0] [--no-rl] [--only current] [--extra OVERRIDE ...]
 
 The ratios printed are the baseline's time over this tree's (higher is faster). The shared
 machine drifts by 10-20 % between minutes: compare numbers of one run. Runs are sequential. The
@@ -219,9 +219,9 @@ def _baseline_tree(commit: str):
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
 
 
-def _measure(tree: Path, path: str, seed: int, rl: bool, steps: int) -> dict:
+def _measure(tree: Path, path: str, seed: int, rl: bool, steps: int, extra: list[str]) -> dict:
     env, overrides = PATHS[path]
-    overrides = [*overrides, f"seed={seed}"]
+    overrides = [*overrides, f"seed={seed}", *extra]
     with tempfile.TemporaryDirectory(prefix="ttt-speed-") as d:
         home = Path(d)
         wall, got = _run_child(tree, env, ["wall", "--home", str(home), "--", *overrides])
@@ -283,6 +283,8 @@ def main() -> None:
     ap.add_argument("--no-rl", action="store_true", help="skip the RL games/s measurement")
     ap.add_argument("--only", choices=("current", "baseline"), help="measure one code only")
     ap.add_argument("--json", type=Path, help="also write every measurement here")
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="overrides added to every run (a smoke test: train.sft.epochs=1 train.phases.0.steps=2 ...)")
     ap.add_argument("--child", choices=("wall", "rl"), help=argparse.SUPPRESS)
     ap.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -304,9 +306,9 @@ def main() -> None:
         base_tree = None if args.only == "current" else stack.enter_context(_baseline_tree(args.baseline))
         for path in args.paths:
             for seed in args.seeds:
-                base = None if base_tree is None else _measure(base_tree, path, seed, not args.no_rl, args.steps)
-                cur = (base if args.only == "baseline" else
-                       _measure(ROOT, path, seed, not args.no_rl, args.steps))
+                rl = not args.no_rl
+                base = None if base_tree is None else _measure(base_tree, path, seed, rl, args.steps, args.extra)
+                cur = base if args.only == "baseline" else _measure(ROOT, path, seed, rl, args.steps, args.extra)
                 results[f"{path}/{seed}"] = {"baseline": base, "current": cur}
                 _print(path, seed, base, cur)
                 sys.stdout.flush()
