@@ -352,11 +352,12 @@ def _is_short(override: str) -> bool:
 
 
 NEUTRAL_DEFAULTS = {("opponent", "keep"): "best", ("model", "package"): "", ("model", "gguf_file"): "",
-                    ("player", "kv_cache"): True}
+                    ("player", "kv_cache"): True, ("opponent", "stop_at_wins"): None}
 """Settings added after runs were recorded, at the default that reproduces what those runs did:
 left there, they do not change a config's identity (a finished trial stays finished, a finding
 still resolves to the configs its trials ran). `player.kv_cache` changes only how a local model's
-evaluation games are computed, never a training."""
+evaluation games are computed, never a training; `opponent.stop_at_wins` null runs every step, as
+before it existed."""
 
 
 def config_hash(tree: dict[str, Any]) -> str:

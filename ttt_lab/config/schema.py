@@ -69,6 +69,11 @@ class OpponentConfig:
     """opponent=exploiter: the policy an exploiting phase ends with: best (the least exploitable
     its refreshes measured) or last. A study comparing exploitability across arms uses last: a
     selection on the compared metric favours the arm that selects."""
+    stop_at_wins: float | None = None
+    """opponent=exploiter: an exploiting phase stops at the first refresh that measures its greedy
+    policy unbeatable (exploitability 0, no line of its every-reply tree with an invalid reply) and
+    winning at least this share against the random opponent (exact, from the same tree): the
+    games after it are not needed. null: every step runs."""
 
 
 @dataclass
@@ -353,6 +358,8 @@ def validate(cfg: Config) -> Config:
     check_number("opponent.exploit_share", o.exploit_share, 0.0, 1.0)
     check_integer("opponent.refresh_every", o.refresh_every, 1)
     check_one_of("opponent.keep", o.keep, ("best", "last"))
+    if o.stop_at_wins is not None:
+        check_number("opponent.stop_at_wins", o.stop_at_wins, 0.0, 1.0)
     pl = cfg.player
     check_one_of("player.kind", pl.kind, PLAYER_KINDS)
     check_one_of("player.policy", pl.policy, SCRIPTED_POLICIES)

@@ -127,6 +127,8 @@ class HFPlayer:
                    attention=attention(cfg, "playing"))
 
     def respond(self, turns: Sequence[Turn]) -> list[str]:
+        if self.temperature <= 0 and self.kv_cache:
+            return self._greedy([t.messages for t in turns])
         out: list[str] = []
         for i in range(0, len(turns), self.batch_size):
             out += self._generate([t.messages for t in turns[i : i + self.batch_size]])
@@ -165,6 +167,18 @@ class HFPlayer:
             if on_finished is not None:
                 on_finished(len(part))
         return records
+
+    def _greedy(self, conversations: list[list[dict[str, str]]]) -> list[str]:
+        """Greedy replies through the engine's KV cache (`engine.greedy`), `batch_size` a pass: a
+        conversation that extends one of the previous call's (a tree walk's next level) reads only
+        its new tokens."""
+        from ttt_lab.engine.greedy import GreedyReplies
+
+        walker = getattr(self, "_walker", None)
+        if walker is None or walker.model is not self.model:
+            walker = self._walker = GreedyReplies(self.model, self.tokenizer, self.max_new_tokens, self.batch_size,
+                                                  self.bf16)
+        return walker(conversations)
 
     def _generate(self, conversations: list[list[dict[str, str]]]) -> list[str]:
         import torch

@@ -18,7 +18,7 @@ from ttt_lab import log
 from ttt_lab.config.schema import Config, PhaseConfig
 from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish, resume_point
-from ttt_lab.train.exploiter import kept_why, saving_callback
+from ttt_lab.train.exploiter import kept_why, saving_callback, stopping_callback
 from ttt_lab.train.grpo_rollout import make_rollout_func, max_completion_tokens, phase_players, reward_functions
 from ttt_lab.train.phase_data import micro_batch, phase_dataset, phase_dataset_config, phase_steps, save_dataset
 from ttt_lab.train.runtime import Runtime, resolve
@@ -70,12 +70,18 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         use_in_place_reload(trainer)
     last = resume_point(work, say) if resume else None
     if (refresh := players[1]) is not None:
+        if refresh.stop_at_wins is not None:  # before the saving callback: a checkpoint holds the refresh
+            trainer.add_callback(stopping_callback(refresh, getattr(trainer, "note", None)))
         trainer.add_callback(saving_callback(refresh))
         if last:
             refresh.restore(last)
     result = trainer.train(resume_from_checkpoint=str(last) if last else None)
     info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
             "resumed_from": str(last) if last else None}
+    if refresh is not None and refresh.enough(refresh.history[-1] if refresh.history else None):
+        say(f"phase {phase.name}: stopped after step {result.global_step} of {steps}: the greedy policy is "
+            f"unbeatable with {100 * refresh.history[-1].random_wins:.2f} % wins against random play")
+        info["stopped_at"] = result.global_step
     if refresh is not None:
         kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, result.global_step)
         if kept is not None:

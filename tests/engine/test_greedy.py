@@ -1,0 +1,79 @@
+"""`engine.greedy.GreedyReplies`: a tree walk's greedy replies through the KV cache of the level
+before are the replies `generate` writes re-reading every conversation whole."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_noisy
+from ttt_lab.env.exact import expand_tree
+from ttt_lab.env.settings import EnvConfig
+from ttt_lab.players.distributions import GreedyDistribution
+from ttt_lab.players.hf import HFPlayer
+
+pytestmark = [pytest.mark.numerics]
+
+STARTS = [(True, "X", 0.5), (False, "O", 0.5)]
+
+
+@pytest.fixture(scope="module")
+def noisy_checkpoint(tiny_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    folder = tmp_path_factory.mktemp("noisy-greedy") / "tiny"
+    shutil.copytree(tiny_checkpoint, folder)
+    return make_noisy(folder, seed=3)
+
+
+def _walk(player: HFPlayer, env: EnvConfig) -> tuple[dict, int]:
+    replies: dict = {}
+    respond = player.respond
+
+    def recording(turns):
+        got = respond(turns)
+        replies.update({tuple(m["content"] for m in t.messages): r for t, r in zip(turns, got, strict=True)})
+        return got
+
+    player.respond = recording  # type: ignore[method-assign]
+    tree = expand_tree(GreedyDistribution(player), env, STARTS)
+    return replies, tree.model_turns
+
+
+@pytest.mark.parametrize("batch_size", [5, 64])
+def test_a_tree_walk_through_the_kv_cache_asks_what_generate_answers(noisy_checkpoint: Path, batch_size: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every conversation of the walk gets the reply generate gives it, in batches of any size;
+    past the first level, most conversations read only their new tokens (a reply whose text
+    tokenizes otherwise than it was written is read whole: the noisy model writes a few)."""
+    from ttt_lab.engine import greedy
+
+    env = EnvConfig(think="off", max_model_turns=4)
+    cached = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=batch_size)
+    whole = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=batch_size, kv_cache=False)
+    read_whole: list[int] = []
+    grown = greedy._grown
+
+    def counting(model, parent, rows, extra):
+        read_whole.append(len(rows))
+        return grown(model, parent, rows, extra)
+
+    monkeypatch.setattr(greedy, "_grown", counting)
+    got, asked = _walk(cached, env)
+    want, asked_whole = _walk(whole, env)
+    assert asked == asked_whole > 20 and got == want
+    first_level = sum(1 for k in got if len(k) <= 2)
+    assert (asked - first_level) / 2 < sum(read_whole) <= asked - first_level
+
+
+def test_changed_weights_drop_the_kept_caches(noisy_checkpoint: Path) -> None:
+    """A weight written in place (an optimizer step) makes the kept caches stale: not reused."""
+    import torch
+
+    player = HFPlayer(str(noisy_checkpoint), max_new_tokens=6)
+    env = EnvConfig(think="off", max_model_turns=2)
+    _walk(player, env)
+    assert player._walker._last
+    with torch.no_grad():
+        next(player.model.parameters()).mul_(1.0)
+    player._walker([[{"role": "user", "content": "x"}]])
+    assert len(player._walker._last) == 1 and not any(len(k) > 1 for c in player._walker._last for k in c.rows)

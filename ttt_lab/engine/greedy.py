@@ -1,0 +1,142 @@
+"""Greedy replies to many conversations at once, each reading only what its last reply left unread.
+
+A tree walk (`ttt_lab.env.exact.expand_tree`) asks a greedy policy for its reply to every
+conversation of a level at once, and every conversation of the next level is one of them plus
+the reply and the environment's answer. `GreedyReplies` keeps the last call's KV caches: a
+conversation that extends one it answered last time (the same tokens, then the reply as it was
+written, then the environment's tokens) copies that row's keys and values and feeds only its new
+tokens; any other conversation is read whole. The replies are those of re-reading every
+conversation from its first token (the same tokens at the same positions: the same argmax, up
+to rounding), at about a third of the tokens over a whole tree (docs/benchmarks.md,
+"tiny_cpu on the AVX2-fp32 path").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ttt_lab.engine.generation import ChatTokens, Sampling
+from ttt_lab.engine.kv_backend import _Batch, _decode_turn, _Draws
+from ttt_lab.engine.kv_cache import GrowingCache
+from ttt_lab.engine.precision import autocast
+
+Key = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Chunk:
+    """One batch of the last call: its cache, and per conversation its row and every token it has
+    seen or written (the last reply token unfed)."""
+
+    batch: _Batch
+    rows: dict[Key, tuple[int, list[int]]]
+
+
+def _key(messages: Sequence[dict[str, str]]) -> Key:
+    return tuple((m["role"], m["content"]) for m in messages)
+
+
+class GreedyReplies:
+    """A model's greedy replies (up to `max_new_tokens`, the end of turn dropped), `batch_size`
+    conversations a forward pass, reusing the KV cache of the conversations the previous call
+    answered (see the module docstring)."""
+
+    def __init__(self, model, tokenizer, max_new_tokens: int, batch_size: int = 256, bf16: bool = False) -> None:
+        self.model, self.chat = model, ChatTokens(tokenizer)
+        self.sampling = Sampling(0.0, max_new_tokens, bf16)
+        self.batch_size = max(1, batch_size)
+        self._last: list[_Chunk] = []
+        self._version = -1
+
+    def _weights_version(self) -> int:
+        """Changes whenever a weight is written in place (an optimizer step): the kept caches are then stale."""
+        return sum(p._version for p in self.model.parameters())
+
+    def __call__(self, conversations: Sequence[Sequence[dict[str, str]]]) -> list[str]:
+        version = self._weights_version()
+        if version != self._version:
+            self._last, self._version = [], version
+        prompts = [self.chat.prompt(list(c)) for c in conversations]
+        keys = [_key(c) for c in conversations]
+        groups: dict[int, list[tuple[int, int, list[int]]]] = {}
+        fresh: list[int] = []
+        for i, (c, ids) in enumerate(zip(conversations, prompts, strict=True)):
+            found = self._parent(_key(c[:-2]), ids) if len(c) > 2 else None
+            if found is None:
+                fresh.append(i)
+            else:
+                chunk, row, new = found
+                groups.setdefault(chunk, []).append((i, row, new))
+        out: list[str] = [""] * len(prompts)
+        done: list[_Chunk] = []
+        model, cast = self.model, self.sampling.bf16  # bf16 under autocast, as the player's `generate` ran
+        was_training = self.model.training
+        model.eval()
+        try:
+            with torch.no_grad(), autocast(cast, str(next(self.model.parameters()).device)):
+                for start in range(0, len(fresh), self.batch_size):
+                    part = fresh[start : start + self.batch_size]
+                    feed = [prompts[i] for i in part]
+                    batch = _Batch(model, len(part), max(map(len, feed)) + self.sampling.max_new_tokens + 1,
+                                   self._device())
+                    done.append(self._answer(model, batch, part, feed, prompts, keys, out))
+                for chunk, items in groups.items():
+                    parent = self._last[chunk].batch
+                    for start in range(0, len(items), self.batch_size):
+                        part = items[start : start + self.batch_size]
+                        feed = [new for _, _, new in part]
+                        batch = _grown(model, parent, [row for _, row, _ in part],
+                                       max(map(len, feed)) + self.sampling.max_new_tokens + 1)
+                        done.append(self._answer(model, batch, [i for i, _, _ in part], feed, prompts, keys, out))
+        finally:
+            self.model.train(was_training)
+        self._last = done
+        return out
+
+    def _device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def _parent(self, key: Key, ids: list[int]) -> tuple[int, int, list[int]] | None:
+        """(chunk, row, tokens to feed) when `ids` extends a conversation the last call answered."""
+        for c, chunk in enumerate(self._last):
+            got = chunk.rows.get(key)
+            if got is not None:
+                row, seen = got
+                if len(ids) > len(seen) and ids[: len(seen)] == seen:
+                    return c, row, ids[len(seen) - 1 :]  # the reply's last token was never fed
+                return None
+        return None
+
+    def _answer(self, model, batch: _Batch, part: list[int], feed: list[list[int]], prompts: list[list[int]],
+                keys: list[Key], out: list[str]) -> _Chunk:
+        logits = batch.feed(model, feed, self.chat.pad)
+        live = [True] * len(part)
+        replies = _decode_turn(model, batch, logits, live, self.chat, self.sampling, _Draws(None, None))
+        rows: dict[Key, tuple[int, list[int]]] = {}
+        for r, (i, (ids, _)) in enumerate(zip(part, replies, strict=True)):
+            out[i] = self.chat.tok.decode(ids, skip_special_tokens=True)
+            rows[keys[i]] = (r, prompts[i] + ids)
+        # only the in-place cache is grown row by row (`_grown`); any other reads its conversations whole
+        return _Chunk(batch, rows if isinstance(batch.cache, GrowingCache) else {})
+
+
+def _grown(model, parent: _Batch, rows: list[int], extra: int) -> _Batch:
+    """A batch whose row j starts as `parent`'s row `rows[j]`, with room for `extra` more tokens."""
+    index = torch.tensor(rows, dtype=torch.long, device=parent.device)
+    width = parent.mask.shape[1]
+    batch = _Batch(model, len(rows), width + extra, parent.device)
+    for new, old in zip(batch.cache.growing_layers(), parent.cache.growing_layers(), strict=True):
+        if not old.is_initialized:
+            continue
+        _, h, _, d = old._keys.shape
+        new._keys = old._keys.new_empty((len(rows), h, new.capacity, d))
+        new._values = old._values.new_empty((len(rows), h, new.capacity, old._values.shape[-1]))
+        new._keys[:, :, : old.length] = old._keys[:, :, : old.length].index_select(0, index)
+        new._values[:, :, : old.length] = old._values[:, :, : old.length].index_select(0, index)
+        new.length, new.device, new.is_initialized = old.length, old.device, True
+        new.keys, new.values = new._keys[:, :, : new.length], new._values[:, :, : new.length]
+    batch.mask, batch.positions = parent.mask[index], parent.positions[index]
+    return batch
