@@ -86,7 +86,7 @@ def design_line(plan: Plan, workers: int | None = None) -> str:
     design = (f"seeds {seeds} in every condition{chosen}, compared seed by seed" if seeds else
               "no seed parameter (one seed per condition: comparisons over seeds need seed=0,1,2)")
     k = 1
-    for key, expr in spec.params.items():
+    for key, expr in spec.params.items() if spec.kind == "grid" else ():
         if key not in ("seed", *(spec.blocks or [])):
             k *= len(values(key, expr))
     family = max(1, k - 1 if spec.baseline else k * (k - 1) // 2)
@@ -98,6 +98,9 @@ def design_line(plan: Plan, workers: int | None = None) -> str:
     n = max(1, workers or spec.workers)
     total = sum(t.seconds for t in plan.trials) / n
     cost = f"; {len(plan.trials)} trials on {n} worker(s): {estimate.text(total)}" if plan.trials else ""
+    if spec.kind != "grid":
+        return (f"a search on {spec.objectives[0].metric}: its trials are ranked, not decided{cost}; a grid over "
+                "the best settings and seeds answers whether they are better.")
     return (f"decided on {spec.objectives[0].metric}, {ref}: the share of seeds on which a condition trains the "
             f"better policy first, the mean difference beside it (margin ±{spec.margin:g}); {design}{when}{cost}; "
             f"--until-settled adds seeds up to {spec.max_seeds or 'four times as many'}.")
