@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = {"exploiter": "exploiter", "memorisation": "memorisation", "batch_size/fixed-games": "batch_size",
             "batch_size/fixed-updates": "batch_size_updates", "curriculum": "curriculum",
             "memorisation/warm-ups": "memorisation_warmups", "batch_size/fixed-updates-warm-ups":
-                "batch_size_updates_warmups", "curriculum/confirm": "curriculum_confirm"}
+                "batch_size_updates_warmups", "curriculum/confirm": "curriculum_confirm", "quickstart": "quickstart"}
 DECLARED_FIRST = {"batch_size_updates_warmups", "curriculum_confirm"}
 """Studies whose collapse threshold was in the study file before their first trial."""
 EXPLORATORY = ("The collapse threshold was declared after these trials ran: the collapse rates below are "
@@ -43,7 +43,7 @@ def main() -> None:
         exploratory = spec.collapse_below is not None and study not in DECLARED_FIRST
         if exploratory:
             md = md.replace(DECLARED, f"{EXPLORATORY} Collapse")
-        (out / "decision.md").write_text(f"# {folder}: the decision, replayed under `decisions: anytime`\n\n"
+        (out / "decision.md").write_text(f"# {folder}: the decision, replayed under `decisions: {spec.decisions}`\n\n"
                                          f"Written by `docs/findings/redecide.py` from results.csv.\n\n{md}\n")
         _readme(out / "README.md", a, exploratory)
         rows.append(f"| [{folder}]({folder}/README.md) | {spec.question} | against {a.reference}: "
@@ -65,7 +65,7 @@ DECLARED = "Collapse (declared before the first look)"
 
 def _index(path: Path, rows: list[str]) -> None:
     """The findings index's table of decisions, each quoted from its verdict.json."""
-    head = "| finding | question | probability of improvement (`anytime`, replayed) |\n|---|---|---|\n"
+    head = "| finding | question | probability of improvement (replayed) |\n|---|---|---|\n"
     text = path.read_text()
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
@@ -82,7 +82,8 @@ def _readme(path: Path, a, exploratory: bool) -> None:
     """A finding's README: its answer first (the primary endpoint's sentences, after the title),
     then its decision block (every sentence, the per-seed values, the collapse rates)."""
     blocks = [*seed_blocks(a), *collapse_blocks(a)]
-    body = "\n\n".join(["**Decision** (`decisions: anytime`, replayed from results.csv; "
+    body = "\n\n".join([f"**Decision** (`decisions: {a.decisions.design.procedure if a.decisions else 'anytime'}`, "
+                         "replayed from results.csv; "
                          "[decision.md](decision.md) has the figures and tables):", *sentences(a),
                          Section("", blocks).markdown.strip()])
     if exploratory:

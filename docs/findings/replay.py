@@ -2,7 +2,8 @@
 store: the same decisions a live report makes (`ttt_lab.report.decisions.answer`), for a study
 whose runs are gone or that a newer rule should decide again. A replay of finished trials under a
 new rule is a replay, not a rerun: the study file's procedure must be one that is valid for looks
-not declared in advance (`anytime`). The tool of `redecide.py`, kept beside it (users of the
+not declared in advance (`anytime`), or a fixed design replayed at the looks its file declared
+before its first trial. The tool of `redecide.py`, kept beside it (users of the
 package never run it)."""
 
 from __future__ import annotations
@@ -35,12 +36,18 @@ def study_from_csv(results: Path, spec: StudySpec) -> Study:
                                 metrics, {keys.CONFIG_HASH: row["config_hash"]}))
     from ttt_lab.studies.parent_run import study_tags
 
-    return Study(spec.name, "", study_tags(spec), 0, trials)
+    tags = study_tags(spec)
+    if spec.decisions == "fixed" and spec.looks:
+        seeds = len({t.seed for t in trials if t.state == "COMPLETE"})
+        looks = ",".join(str(n) for n in spec.looks if n <= seeds)
+        tags |= {keys.DECLARED_LOOKS: ",".join(map(str, spec.looks)), keys.LOOKS: looks}
+    return Study(spec.name, "", tags, 0, trials)
 
 
 def replay(results: Path, spec: StudySpec) -> Answer:
-    """The answer the study file's rules give the trials in `results` (anytime only)."""
-    if spec.decisions != "anytime":
+    """The answer the study file's rules give the trials in `results` (anytime, or fixed at the looks
+    its file declared)."""
+    if spec.decisions != "anytime" and not spec.looks:
         raise StudyError(f"'{spec.name}' declares fixed decisions, whose looks must be declared before the first "
                          "trial; finished trials can only be re-decided by a procedure valid at any seed count. "
                          "Replay it with decisions: anytime.")
