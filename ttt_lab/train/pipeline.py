@@ -204,6 +204,10 @@ def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
         for i, loss in enumerate(info.get("losses", [])):
             run.log_metrics({"sft/loss": loss}, step=i)
         run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
+        run.log_metrics({f"sft/data/{k}": v for k, v in info.get("coverage", {}).items()})
+        for i, point in enumerate(info.get("accuracy", [])):  # train.sft.loop=lean: after each epoch
+            run.log_metrics({f"sft/teacher_forced/{k}": point[k] for k in ("move", "optimal", "reply", "seconds")},
+                            step=i)
         run.flush()
     return str(cache)
 

@@ -1,0 +1,95 @@
+"""The lean SFT loop's cheaper passes compute TRL's loss and gradients exactly."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from ttt_lab.players.scripted import minimax_player
+
+from .conftest import cfg_for
+
+
+@pytest.fixture(scope="module")
+def two_layers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ttt_lab.config.schema import ModelConfig
+    from ttt_lab.players.tiny import build_tiny
+
+    cfg = ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64)
+    return build_tiny(tmp_path_factory.mktemp("ckpt2") / "tiny", cfg, seed=1)
+
+
+def games(cfg, n: int = 6):
+    from ttt_lab.train.teacher import optimal_lines
+
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    return lines[:: max(1, len(lines) // n)][:n]
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_head_at_the_loss_and_a_shared_prefix_give_the_full_loss_and_gradients(two_layers: Path, tmp_path: Path,
+                                                                              attention: str) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import batch_tensors, encode, loss_sum, shared_prefix
+
+    torch.manual_seed(0)
+    cfg = cfg_for(tmp_path)
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, attn_implementation=attention, dtype=torch.float64)
+    enc = [encode(tok, r.messages) for r in games(cfg)]
+    ids, labels = batch_tensors(enc, tok.pad_token_id or 0)
+    assert shared_prefix(ids, labels) > 2
+    items = sum(e.items for e in enc)
+
+    def run(**kw) -> tuple[float, list[torch.Tensor]]:
+        model.zero_grad()
+        loss = loss_sum(model, ids, labels, **kw) / items
+        loss.backward()
+        return float(loss.detach()), [p.grad.clone() for p in model.parameters()]
+
+    # transformers' own loss (computed in fp32) agrees; the variants agree to fp32 rounding (the
+    # model is fp64, but Llama's RMSNorm computes in fp32)
+    trl_loss = model(input_ids=ids, labels=labels, num_items_in_batch=items).loss
+    reference, ref_grads = run(head="full")
+    assert float(trl_loss) == pytest.approx(reference, rel=1e-6)
+    for kw in ({"head": "loss", "share_prefix": False}, {"head": "loss", "share_prefix": True}):
+        loss, grads = run(**kw)
+        assert loss == pytest.approx(reference, rel=1e-7), kw
+        for g, r in zip(grads, ref_grads, strict=True):
+            torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
+
+
+def test_encode_marks_the_replies_and_can_keep_some(two_layers: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from ttt_lab.train.sft_lean import _spans, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    record = games(cfg_for(tmp_path), 1)[0]
+    turns = sum(m["role"] == "assistant" for m in record.messages)
+    full = encode(tok, record.messages)
+    assert len(_spans(full.labels)) == turns
+    last = encode(tok, record.messages, [False] * (turns - 1) + [True])
+    assert _spans(last.labels) == _spans(full.labels)[-1:]
+    assert tok.decode([t for t in last.labels if t != -100]).startswith(record.messages[-1]["content"])
+
+
+def test_lean_warm_up_with_dagger_trains_and_reports_its_curve(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft import run_sft
+
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.optimal_lines=1",
+                  "train.sft.first_weight=3", "train.sft.teacher_tie_break=first",
+                  "train.sft.teacher_scoring=exploit", "train.sft.epochs=2",
+                  "train.sft.teacher_strengths=[1.0,0.5]", "train.sft.dagger_rounds=1", "train.sft.dagger_games=8",
+                  "train.sft.dagger_epochs=1", "train.sft.lr_scheduler=constant_with_warmup",
+                  "train.sft.learning_rate=1e-2", "train.sft.micro_batch_size=8")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    cover = info["coverage"]
+    assert cover["targets_covered"] == cover["targets"] == 130  # every position of the optimal lines
+    assert cover["games"] == info["kept"] == 8 + 81 + 2 * 2
+    assert [p["after"] for p in info["accuracy"]] == ["start", "epoch 1", "epoch 2", "DAgger 1 epoch 1"]
+    assert info["dagger"][0]["turns"] > 0 and info["dagger"][0]["optimal_games"] == 3  # 8 games over optimal, 1.0, 0.5
+    assert info["losses"][-1] < info["losses"][0]
+    load_model(str(tmp_path / "sft"), cfg)
