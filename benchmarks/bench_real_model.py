@@ -123,6 +123,52 @@ def update_rate(path: Path, *, bf16: bool, lora: int, attention: str, batch: int
     return batch * length / timed(step, repeat=2)
 
 
+LEVERS = (("today: full head, micro 4", "full", False, 4), ("head at the loss", "loss", False, 4),
+          ("+ shared prefix", "loss", True, 4), ("+ one pass of 8", "loss", True, 8))
+"""The warm-up's levers, cumulative; the first row is today's pass (TRL's loss: every position
+through the LM head, each game its own system prompt, micro-batches of 4)."""
+
+
+def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 2) -> list[dict]:
+    """Tokens/s of one optimizer update of the lean SFT loop over `games` teacher games against
+    the optimal opponent (real lengths, about 450 tokens), for each of `LEVERS`; the loss of the
+    first update is printed to show it is the same."""
+    import copy
+
+    import torch
+
+    from ttt_lab.config.load import load
+    from ttt_lab.players.scripted import minimax_player
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft_lean import LeanSFT, encode
+    from ttt_lab.train.teacher import optimal_lines
+
+    cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
+    model, tok = load_model(str(path), cfg)
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    data = [encode(tok, r.messages) for r in lines[:: len(lines) // games][:games]]
+    real = sum(len(e.ids) for e in data)
+    state = copy.deepcopy(model.state_dict())
+    rows = []
+    for name, head, share, micro in LEVERS:
+        model.load_state_dict(state)
+        loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=micro, bf16=bf16, seed=0,
+                       head=head, share_prefix=share)
+        loss = loop.update(data)
+        seconds = timed(lambda loop=loop: loop.update(data), repeat=repeat)
+        rows.append({"lever": name, "tok/s": real / seconds, "loss": loss,
+                     "peak MiB": _peak_mib()})
+        print(rows[-1], flush=True)
+    del torch
+    return rows
+
+
+def _peak_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def rl_rate(path: Path, overrides: list[str], home: Path, batch: int, steps: int) -> tuple[float, float, float]:
     from bench_train import measure
 
@@ -134,12 +180,16 @@ def main() -> None:
     ap.add_argument("--rl-steps", type=int, default=3)
     ap.add_argument("--rl-batch", type=int, default=16)
     ap.add_argument("--skip-rl", action="store_true")
+    ap.add_argument("--levers-only", action="store_true", help="only the warm-up's levers (fp32 and bf16)")
+    ap.add_argument("--lever-games", type=int, default=8)
+    ap.add_argument("--lever-precisions", default="fp32,bf16",
+                    help="the levers' precisions (bf16 only where the CPU has it natively)")
     args = ap.parse_args()
 
     import torch
 
     from ttt_lab.engine.precision import native_bf16
-    from ttt_lab.train.runtime import quiet, torch_threads
+    from ttt_lab.train.runtime import kernel_path, quiet, torch_threads
 
     quiet()
     torch_threads()
@@ -149,6 +199,16 @@ def main() -> None:
         home = Path(d)
         path, first, later = load_times(home)
         print(f"load: first (GGUF conversion) {first:.1f} s, later {later:.2f} s")
+        print(f"kernel path: {kernel_path()}")
+        wanted = args.lever_precisions.split(",")
+        for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
+            rows = warm_up_levers(path, bf16=bf16, games=args.lever_games)
+            print(f"\nwarm-up levers ({'bf16 autocast' if bf16 else 'fp32'}, {args.lever_games} games an update)")
+            for row in rows:
+                print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s  {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
+                      f"loss {row['loss']:.6f}")
+        if args.levers_only:
+            return
         rows = []
         for precision, attention in SETTINGS:
             bf16 = precision == "bf16"
