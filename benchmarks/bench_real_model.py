@@ -129,7 +129,7 @@ LEVERS = (("today: full head, micro 4", "full", False, 4), ("head at the loss", 
 through the LM head, each game its own system prompt, micro-batches of 4)."""
 
 
-def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 2) -> list[dict]:
+def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -> list[dict]:
     """Tokens/s of one optimizer update of the lean SFT loop over `games` teacher games against
     the optimal opponent (real lengths, about 450 tokens), for each of `LEVERS`; the loss of the
     first update is printed to show it is the same."""
@@ -154,8 +154,8 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 2) -
         model.load_state_dict(state)
         loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=micro, bf16=bf16, seed=0,
                        head=head, share_prefix=share)
-        loss = loop.update(data)
-        seconds = timed(lambda loop=loop: loop.update(data), repeat=repeat)
+        loss = loop.update(data)  # untimed: the first pass allocates
+        seconds = statistics.median(timed(lambda loop=loop: loop.update(data)) for _ in range(repeat))
         rows.append({"lever": name, "tok/s": real / seconds, "loss": loss,
                      "peak MiB": _peak_mib()})
         print(rows[-1], flush=True)
@@ -182,6 +182,7 @@ def main() -> None:
     ap.add_argument("--skip-rl", action="store_true")
     ap.add_argument("--levers-only", action="store_true", help="only the warm-up's levers (fp32 and bf16)")
     ap.add_argument("--lever-games", type=int, default=8)
+    ap.add_argument("--lever-repeat", type=int, default=1, help="timed updates per lever (the median)")
     ap.add_argument("--lever-precisions", default="fp32,bf16",
                     help="the levers' precisions (bf16 only where the CPU has it natively)")
     args = ap.parse_args()
@@ -202,7 +203,7 @@ def main() -> None:
         print(f"kernel path: {kernel_path()}")
         wanted = args.lever_precisions.split(",")
         for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
-            rows = warm_up_levers(path, bf16=bf16, games=args.lever_games)
+            rows = warm_up_levers(path, bf16=bf16, games=args.lever_games, repeat=args.lever_repeat)
             print(f"\nwarm-up levers ({'bf16 autocast' if bf16 else 'fp32'}, {args.lever_games} games an update)")
             for row in rows:
                 print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s  {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "

@@ -213,12 +213,13 @@ class SftConfig:
     share_prefix: bool = True
     """lean loop: compute the micro-batch's common token prefix (the system prompt) once."""
     dagger_rounds: int = 0
-    """lean loop: after the epochs, rounds of DAgger: the model's greedy games against the
-    optimal opponent (and the minimax opponents of `teacher_strengths`), every reply that loses
-    value relabelled with the teacher's move, then `dagger_epochs` passes over all mistakes so
-    far plus the optimal lines."""
+    """lean loop: after the epochs, rounds of DAgger: the model's greedy policy walked against
+    every tie-break branch of the optimal opponent (exact W/D/L logged, train/optimal_walk.py)
+    plus `dagger_games` games against the other `teacher_strengths`, every reply outside the
+    teacher's best moves relabelled with the teacher's move, then `dagger_epochs` passes over all
+    mistakes so far plus the optimal lines. A last walk measures the result."""
     dagger_games: int = 64
-    """Games per DAgger round (half moving first)."""
+    """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
     dagger_epochs: int = 2
 
 

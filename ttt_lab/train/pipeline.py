@@ -195,6 +195,8 @@ def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
         if not distributed.decide(is_done(cache)):
             trees = cfg.train.sft.teacher_trees
             more = f" + {trees} teacher tree{'s' * (trees != 1)}" if trees else ""
+            lines = cfg.train.sft.optimal_lines
+            more += f" + {lines}x its lines against the optimal opponent" if lines else ""
             LOG.info(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}")
             info = sft.run_sft(cfg, base, cache, runtime=runtime)
         else:

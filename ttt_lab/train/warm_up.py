@@ -59,12 +59,12 @@ class Diagnostic:
 
 
 def dagger_games(cfg: Config, round_: int) -> list:
-    """A round's games: split evenly between the optimal opponent and the teacher's strengths
-    (other than 0), each half moving first."""
+    """A round's sampled games: `dagger_games` split evenly over the teacher's strengths other
+    than 0 (the optimal opponent's lines are walked exactly instead), each half moving first."""
     from ttt_lab.env.dataset import make_dataset
 
     s = cfg.train.sft
-    strengths = [0.0] + [p for p in s.teacher_strengths if p > 0.0]
+    strengths = [p for p in s.teacher_strengths if p > 0.0]
     out = []
     for i, p in enumerate(strengths):
         n = s.dagger_games // len(strengths) + (i < s.dagger_games % len(strengths))
@@ -73,6 +73,15 @@ def dagger_games(cfg: Config, round_: int) -> list:
                                model_symbol=cfg.dataset.model_symbol)
             out += make_dataset(ds, derive_seed(warm_up_seed(cfg), DAGGER_SALT + 97 * round_ + i))
     return out
+
+
+def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
+    """The greedy policy's every line against the optimal opponent (`optimal_walk`)."""
+    from ttt_lab.train.optimal_walk import walk
+
+    symbol = cfg.dataset.model_symbol if cfg.dataset.model_symbol in ("X", "O") else "X"
+    return walk(model, tokenizer, cfg.env, bf16=runtime.bf16, max_new_tokens=cfg.player.max_new_tokens,
+                model_symbol=symbol)
 
 
 def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, int]]:
@@ -126,29 +135,41 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
     losses = loop.fit(data, s.epochs, Schedule(s.lr_scheduler, s.warmup_steps), on_step=on_step,
                       on_epoch=lambda e: measure(f"epoch {e + 1}"))
     rounds: list[dict] = []
+
+    def walk_row(label: str) -> tuple[dict, list[GameRecord]]:
+        t = time.perf_counter()
+        w = exact_vs_optimal(model, tokenizer, cfg, runtime)
+        row = {"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
+               **{f"optimal_{k}": round(v, 4) for k, v in w.rates().items()},
+               **{f"optimal_{k}_second": round(v, 4) for k, v in w.rates(False).items()},
+               "walk_seconds": round(time.perf_counter() - t, 1)}
+        LOG.info(f"SFT {label}: exact against the optimal opponent ({row['optimal_lines']:.0f} lines a side on "
+                 f"average): W/D/L {w.rates()['win']:.1%}/{w.rates()['draw']:.1%}/{w.rates()['loss']:.1%}, "
+                 f"moving second {w.rates(False)['draw']:.1%} draws, invalid lines {w.rates()['invalid']:.1%} "
+                 f"(walked in {row['walk_seconds']:.0f} s)")
+        return row, w.records
+
     if s.dagger_rounds:
         lines = [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
         pool: list[Encoded] = []
         sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
         for k in range(s.dagger_rounds):
+            row, records = walk_row(f"DAgger {k + 1} start")
             t = time.perf_counter()
             examples = dagger_games(cfg, k)
-            rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
-                                     sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
-            records = [ro.record for ro in rollouts if ro.record is not None]
+            if examples:
+                rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                         sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
+                records += [ro.record for ro in rollouts if ro.record is not None]
             new, counts = relabel(records, tokenizer, player, cfg)
             pool += new
-            vs_optimal = [r for r in records if r.example.p_random == 0.0]
-            row = {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
-            for outcome in ("win", "draw", "loss"):
-                row[f"optimal_{outcome}"] = sum(r.outcome == outcome for r in vs_optimal)
-            row["optimal_games"] = len(vs_optimal)
+            row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
             LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
-                     f"(pool {len(pool)}); against the optimal opponent W/D/L {row['optimal_win']}/"
-                     f"{row['optimal_draw']}/{row['optimal_loss']} of {len(vs_optimal)}")
+                     f"(the optimal opponent's lines and {len(examples)} games; pool {len(pool)})")
             rounds.append(row)
             if pool:
                 losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
                                    on_epoch=lambda e, k=k: measure(f"DAgger {k + 1} epoch {e + 1}"))
+        rounds.append(walk_row("DAgger end")[0])
     return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
             "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
