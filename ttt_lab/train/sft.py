@@ -66,13 +66,17 @@ def strength_examples(cfg: Config) -> list[Example]:
     return out
 
 
+def lines_of(cfg: Config) -> list[GameRecord]:
+    """The teacher's games against every tie-break branch of the optimal opponent, each once
+    (the data's, the coverage's and the diagnostic's: one seed for a noisy teacher's moves)."""
+    return optimal_lines(teacher(cfg), cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, 0),
+                         seed=derive_seed(warm_up_seed(cfg), LINES_SALT))
+
+
 def teacher_lines(cfg: Config) -> list[GameRecord]:
-    """One copy of the teacher's games against every tie-break branch of the optimal opponent,
-    each game where the model moves first `sft.first_weight` times."""
+    """One copy of `lines_of`, each game where the model moves first `sft.first_weight` times."""
     s = cfg.train.sft
-    lines = optimal_lines(teacher(cfg), cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, 0),
-                          seed=derive_seed(warm_up_seed(cfg), LINES_SALT))
-    return [r for r in lines for _ in range(s.first_weight if r.example.model_first else 1)]
+    return [r for r in lines_of(cfg) for _ in range(s.first_weight if r.example.model_first else 1)]
 
 
 def teacher_games(cfg: Config) -> list[GameRecord]:
@@ -163,8 +167,7 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
 def data_coverage(cfg: Config, kept: list[GameRecord]) -> dict:
     """The kept games' decisions and positions, and how many of the positions the optimal
     opponent can lead the teacher to they hold (`teacher.coverage`)."""
-    lines = optimal_lines(teacher(cfg), cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, 0))
-    return coverage(kept, target_positions(lines, cfg.env.think), cfg.env.think)
+    return coverage(kept, target_positions(lines_of(cfg), cfg.env.think), cfg.env.think)
 
 
 def _run_lean(cfg: Config, records: list[GameRecord], kept: list[GameRecord], model, tokenizer, runtime: Runtime,

@@ -17,7 +17,7 @@ from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import candidates, table
 from ttt_lab.train.runtime import Runtime
 from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
-from ttt_lab.train.teacher import covering_games, decisions, optimal_lines, teacher_cell
+from ttt_lab.train.teacher import covering_games, decisions, teacher_cell
 
 LOG = log.get("train")
 DAGGER_SALT = 0xDA6
@@ -37,11 +37,11 @@ class Diagnostic:
     """Teacher-forced accuracy on every position the optimal opponent can lead the teacher to,
     each position read once (a greedy cover of the teacher's optimal lines)."""
 
-    def __init__(self, cfg: Config, tokenizer, player) -> None:
+    def __init__(self, cfg: Config, tokenizer) -> None:
+        from ttt_lab.train.sft import lines_of
+
         think = cfg.env.think
-        lines = optimal_lines(player, cfg.env, model_symbol=cfg.dataset.model_symbol
-                              if cfg.dataset.model_symbol in ("X", "O") else "X")
-        games = covering_games(lines, think)
+        games = covering_games(lines_of(cfg), think)
         t, seen = table(), set()
         self.optimal: list[list[set[int] | None]] = []
         for r in games:
@@ -116,7 +116,7 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
     loop = LeanSFT(model, tokenizer, learning_rate=s.learning_rate, batch_size=s.batch_size, micro_batch_size=micro,
                    bf16=runtime.bf16, seed=warm_up_seed(cfg), head=s.head, share_prefix=s.share_prefix)
     start = time.perf_counter()
-    diag = Diagnostic(cfg, tokenizer, player)
+    diag = Diagnostic(cfg, tokenizer)
     curve: list[dict] = []
 
     def measure(label: str) -> None:
