@@ -120,3 +120,44 @@ def test_the_walk_enumerates_every_optimal_reply_with_its_probability(tmp_path: 
     dumb = ScriptedPlayer(FirstLegal(), think=False)
     rates = walk_lines(lambda examples, opp: play_games(dumb, examples, cfg.env, opp)).rates()
     assert rates["win"] + rates["draw"] + rates["loss"] == pytest.approx(1.0) and rates["loss"] > 0.5
+
+
+def test_teacher_data_spreads_strengths_and_weights_the_first_player(tmp_path: Path) -> None:
+    from ttt_lab.train.sft import data_coverage, keep, strength_examples, teacher_games, teacher_lines
+
+    cfg = cfg_for(tmp_path, "train.sft.num_games=10", "train.sft.teacher_strengths=[1.0,0.5,0.25]",
+                  "train.sft.optimal_lines=2", "train.sft.first_weight=4", "train.sft.teacher_tie_break=first",
+                  "train.sft.teacher_scoring=exploit")
+    assert [e.p_random for e in strength_examples(cfg)] == [1.0] * 4 + [0.5] * 3 + [0.25] * 3
+    lines = teacher_lines(cfg)
+    assert len(lines) == 79 + 2 * 4 and sum(r.example.model_first for r in lines) == 8
+    records = teacher_games(cfg)
+    assert len(records) == 10 + 2 * len(lines)
+    cover = data_coverage(cfg, keep(records, cfg))
+    assert cover["targets_covered"] == cover["targets"] == 130 and cover["target_min"] >= 2
+
+
+def test_dagger_relabels_the_replies_outside_the_teachers_best_moves(two_layers: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from ttt_lab.env.dataset import make_dataset
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.env.settings import DatasetConfig
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.game.solver import candidates
+    from ttt_lab.players.scripted import random_player
+    from ttt_lab.train.teacher import decisions, teacher_cell
+    from ttt_lab.train.warm_up import relabel
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    records = play_games(random_player(think=False), make_dataset(DatasetConfig(size=6, p_min=0.0, p_max=0.0), 3),
+                         cfg.env, MinimaxOpponent())
+    out, counts = relabel(records, tok, teacher, cfg)
+    best = candidates("exploit")
+    wrong = [d for r in records for d in decisions(r) if d.cell not in best[d.state]]
+    assert counts["mistakes"] == len(out) == len(wrong) > 0
+    for e, d in zip(out, wrong, strict=True):
+        reply = tok.decode([t for t in e.labels if t != -100])
+        assert reply.startswith(teacher.reply_text(teacher_cell(teacher, d.state)))
