@@ -5,6 +5,10 @@ forward and backward pass (full fine-tuning and LoRA); an RL step's games/s and 
 generating, each in fp32 and under bf16 autocast, and SDPA against eager attention.
 
     python benchmarks/bench_real_model.py [--rl-steps 3] [--rl-batch 16] [--skip-rl]
+    python benchmarks/bench_real_model.py --levers-only [--lever-repeat 3] [--lever-precisions fp32,bf16]
+
+The warm-up's levers (issue 51) first: one update of the lean SFT loop for today's pass and each
+lever, cumulative, the levers taking turns `--lever-repeat` times (medians).
 
 Ratios are against fp32 with SDPA measured in the same run (the machine is shared: compare
 ratios, not absolute rates, across runs).
@@ -135,8 +139,6 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     and per CPU second of this process (on a shared machine the CPU seconds are the steadier
     ratio: the wall clock also counts the time others' work held the cores). The loss of the
     first update shows it is the same loss (to bf16 rounding under autocast)."""
-    import copy
-
     import torch
 
     from ttt_lab.config.load import load
@@ -150,22 +152,26 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
     data = [encode(tok, r.messages) for r in lines[:: len(lines) // games][:games]]
     real = sum(len(e.ids) for e in data)
-    state = copy.deepcopy(model.state_dict())
-    rows = []
-    for name, head, share, micro in LEVERS:
-        model.load_state_dict(state)
-        loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=micro, bf16=bf16, seed=0,
-                       head=head, share_prefix=share)
-        loss = loop.update(data)  # untimed: the first pass allocates
-        wall, cpu = [], []
-        for _ in range(repeat):
+    # learning rate 0: the weights never move, so the levers take turns on one model and optimizer
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=games, bf16=bf16, seed=0)
+
+    def lever(head: str, share: bool, micro: int) -> LeanSFT:
+        loop.head, loop.share_prefix, loop.micro = head, share, micro
+        return loop
+
+    rows = [{"lever": name, "loss": lever(head, share, micro).update(data), "wall": [], "cpu": []}  # untimed
+            for name, head, share, micro in LEVERS]
+    for _ in range(repeat):  # the levers in turn, so a load that drifts weighs on each alike
+        for (_, head, share, micro), row in zip(LEVERS, rows, strict=True):
+            lever(head, share, micro)
             w, c = time.perf_counter(), time.process_time()
             loop.update(data)
-            wall.append(time.perf_counter() - w)
-            cpu.append(time.process_time() - c)
-        rows.append({"lever": name, "tok/s": real / statistics.median(wall),
-                     "tok/cpu-s": real / statistics.median(cpu), "loss": loss})
-        print(rows[-1], flush=True)
+            row["wall"].append(time.perf_counter() - w)
+            row["cpu"].append(time.process_time() - c)
+    for row in rows:
+        row["tok/s"] = real / statistics.median(row.pop("wall"))
+        row["tok/cpu-s"] = real / statistics.median(row.pop("cpu"))
+        print(row, flush=True)
     del torch
     return rows
 
