@@ -5,6 +5,10 @@ forward and backward pass (full fine-tuning and LoRA); an RL step's games/s and 
 generating, each in fp32 and under bf16 autocast, and SDPA against eager attention.
 
     python benchmarks/bench_real_model.py [--rl-steps 3] [--rl-batch 16] [--skip-rl]
+    python benchmarks/bench_real_model.py --levers-only [--lever-repeat 3] [--lever-precisions fp32,bf16]
+
+The warm-up's levers (issue 51) first: one update of the lean SFT loop for today's pass and each
+lever, cumulative, the levers taking turns `--lever-repeat` times (medians).
 
 Ratios are against fp32 with SDPA measured in the same run (the machine is shared: compare
 ratios, not absolute rates, across runs).
@@ -123,6 +127,55 @@ def update_rate(path: Path, *, bf16: bool, lora: int, attention: str, batch: int
     return batch * length / timed(step, repeat=2)
 
 
+LEVERS = (("today: full head, micro 4", "full", False, 4), ("head at the loss", "loss", False, 4),
+          ("+ shared prefix", "loss", True, 4), ("+ one pass of 8", "loss", True, 8))
+"""The warm-up's levers, cumulative; the first row is today's pass (TRL's loss: every position
+through the LM head, each game its own system prompt, micro-batches of 4)."""
+
+
+def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -> list[dict]:
+    """Tokens/s of one optimizer update of the lean SFT loop over `games` teacher games against
+    the optimal opponent (real lengths, about 400 tokens), for each of `LEVERS`: per wall second
+    and per CPU second of this process (on a shared machine the CPU seconds are the steadier
+    ratio: the wall clock also counts the time others' work held the cores). The loss of the
+    first update shows it is the same loss (to bf16 rounding under autocast)."""
+    import torch
+
+    from ttt_lab.config.load import load
+    from ttt_lab.players.scripted import minimax_player
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft_lean import LeanSFT, encode
+    from ttt_lab.train.teacher import optimal_lines
+
+    cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
+    model, tok = load_model(str(path), cfg)
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    data = [encode(tok, r.messages) for r in lines[:: len(lines) // games][:games]]
+    real = sum(len(e.ids) for e in data)
+    # learning rate 0: the weights never move, so the levers take turns on one model and optimizer
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=games, bf16=bf16, seed=0)
+
+    def lever(head: str, share: bool, micro: int) -> LeanSFT:
+        loop.head, loop.share_prefix, loop.micro = head, share, micro
+        return loop
+
+    rows = [{"lever": name, "loss": lever(head, share, micro).update(data), "wall": [], "cpu": []}  # untimed
+            for name, head, share, micro in LEVERS]
+    for _ in range(repeat):  # the levers in turn, so a load that drifts weighs on each alike
+        for (_, head, share, micro), row in zip(LEVERS, rows, strict=True):
+            lever(head, share, micro)
+            w, c = time.perf_counter(), time.process_time()
+            loop.update(data)
+            row["wall"].append(time.perf_counter() - w)
+            row["cpu"].append(time.process_time() - c)
+    for row in rows:
+        row["tok/s"] = real / statistics.median(row.pop("wall"))
+        row["tok/cpu-s"] = real / statistics.median(row.pop("cpu"))
+        print(row, flush=True)
+    del torch
+    return rows
+
+
 def rl_rate(path: Path, overrides: list[str], home: Path, batch: int, steps: int) -> tuple[float, float, float]:
     from bench_train import measure
 
@@ -134,12 +187,17 @@ def main() -> None:
     ap.add_argument("--rl-steps", type=int, default=3)
     ap.add_argument("--rl-batch", type=int, default=16)
     ap.add_argument("--skip-rl", action="store_true")
+    ap.add_argument("--levers-only", action="store_true", help="only the warm-up's levers (fp32 and bf16)")
+    ap.add_argument("--lever-games", type=int, default=8)
+    ap.add_argument("--lever-repeat", type=int, default=1, help="timed updates per lever (the median)")
+    ap.add_argument("--lever-precisions", default="fp32,bf16",
+                    help="the levers' precisions (bf16 only where the CPU has it natively)")
     args = ap.parse_args()
 
     import torch
 
     from ttt_lab.engine.precision import native_bf16
-    from ttt_lab.train.runtime import quiet, torch_threads
+    from ttt_lab.train.runtime import kernel_path, quiet, torch_threads
 
     quiet()
     torch_threads()
@@ -149,6 +207,17 @@ def main() -> None:
         home = Path(d)
         path, first, later = load_times(home)
         print(f"load: first (GGUF conversion) {first:.1f} s, later {later:.2f} s")
+        print(f"kernel path: {kernel_path()}")
+        wanted = args.lever_precisions.split(",")
+        for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
+            rows = warm_up_levers(path, bf16=bf16, games=args.lever_games, repeat=args.lever_repeat)
+            print(f"\nwarm-up levers ({'bf16 autocast' if bf16 else 'fp32'}, {args.lever_games} games an update)")
+            for row in rows:
+                print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
+                      f"{row['tok/cpu-s']:8.1f} tok/CPU-s {row['tok/cpu-s'] / rows[0]['tok/cpu-s']:5.2f}x  "
+                      f"loss {row['loss']:.6f}")
+        if args.levers_only:
+            return
         rows = []
         for precision, attention in SETTINGS:
             bf16 = precision == "bf16"

@@ -9,7 +9,7 @@ covers every reply an opponent can make, the rare blocking positions as often as
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ttt_lab.env.dataset import Example
 from ttt_lab.env.driver import Player
@@ -40,12 +40,12 @@ def branch(ep: Episode) -> Episode:
 
 
 def _roots(env: EnvConfig, opponent: ToldOpponent, model_symbol: str, sides: Sequence[bool],
-           seed: int) -> list[Episode]:
+           seed: int, replies: Callable[[int], Sequence[int]] | None = None) -> list[Episode]:
     roots: list[Episode] = []
     for first in sides:
         ex = Example(index=len(roots), seed=seed, p_random=0.0, model_first=first, model_symbol=model_symbol,
                      stratum=-1)
-        for cell in [-1] if first else range(9):
+        for cell in [-1] if first else (replies(0) if replies else range(9)):
             opponent.cell = cell
             roots.append(Episode(ex, env, opponent))
     return roots
@@ -58,7 +58,7 @@ def tree_symbol(model_symbol: str, tree: int = 0) -> str:
 
 
 def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides: Sequence[bool] = (True, False),
-              seed: int = 0) -> list[GameRecord]:
+              seed: int = 0, opponent_replies: Callable[[int], Sequence[int]] | None = None) -> list[GameRecord]:
     """The games of `player` against every sequence of opponent replies, moving first and/or
     second (`sides`: model_first values). A valid move that does not end the game branches
     into one game per legal reply; an invalid one gets its feedback and no branch. Records
@@ -67,7 +67,7 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
     env.validate()
     t = table()
     opponent = ToldOpponent()
-    active = _roots(env, opponent, model_symbol, sides, seed)
+    active = _roots(env, opponent, model_symbol, sides, seed, opponent_replies)
     done: list[Episode] = []
     while active:
         replies = player.respond(active)
@@ -77,7 +77,8 @@ def play_tree(player: Player, env: EnvConfig, *, model_symbol: str = "X", sides:
         for ep, reply in zip(active, replies, strict=True):
             p = parse(reply, ep.board, env.think)
             after = t.children[ep.state][p.cell] if p.valid and p.cell is not None else None
-            cells = [-1] if after is None or t.terminal[after] else list(t.legal[after])
+            cells = ([-1] if after is None or t.terminal[after]
+                     else list(opponent_replies(after) if opponent_replies else t.legal[after]))
             for cell in cells:
                 child = ep if len(cells) == 1 else branch(ep)
                 opponent.cell = cell

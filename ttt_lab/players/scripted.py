@@ -46,6 +46,10 @@ class ScriptedPlayer:
             out.append(self._replies[cell])
         return out
 
+    def reply_text(self, cell: int) -> str:
+        """The reply this player writes to play `cell`."""
+        return self._replies[cell]
+
     def __repr__(self) -> str:
         return f"ScriptedPlayer({self.policy!r})"
 

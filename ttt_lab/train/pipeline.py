@@ -195,6 +195,8 @@ def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
         if not distributed.decide(is_done(cache)):
             trees = cfg.train.sft.teacher_trees
             more = f" + {trees} teacher tree{'s' * (trees != 1)}" if trees else ""
+            lines = cfg.train.sft.optimal_lines
+            more += f" + {lines}x its lines against the optimal opponent" if lines else ""
             LOG.info(f"SFT warm-up: {cfg.train.sft.num_games} teacher games{more} -> {cache}")
             info = sft.run_sft(cfg, base, cache, runtime=runtime)
         else:
@@ -204,6 +206,10 @@ def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
         for i, loss in enumerate(info.get("losses", [])):
             run.log_metrics({"sft/loss": loss}, step=i)
         run.log_metrics({"sft/kept_games": info["kept"], "sft/teacher_games": info["games"]})
+        run.log_metrics({f"sft/data/{k}": v for k, v in info.get("coverage", {}).items()})
+        for i, point in enumerate(info.get("accuracy", [])):  # train.sft.loop=lean: after each epoch
+            run.log_metrics({f"sft/teacher_forced/{k}": point[k] for k in ("move", "optimal", "reply", "seconds")},
+                            step=i)
         run.flush()
     return str(cache)
 

@@ -3,13 +3,15 @@ TRL's SFTTrainer trains on the model turns only (assistant-only loss)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
 from pathlib import Path
 
+from ttt_lab import log
 from ttt_lab.config.schema import Config, warm_up_seed
-from ttt_lab.env.dataset import make_dataset
+from ttt_lab.env.dataset import Example, make_dataset
 from ttt_lab.env.driver import play_games
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.rubric import DRAW, WIN
@@ -22,9 +24,12 @@ from ttt_lab.train import distributed
 from ttt_lab.train.checkpoints import load_model, publish
 from ttt_lab.train.phase_data import micro_batch
 from ttt_lab.train.runtime import Runtime, resolve
+from ttt_lab.train.teacher import coverage, optimal_lines, target_positions
 
+LOG = log.get("train")
 SFT_SALT = 0x5F7
 TREE_SALT = 0x7EE0
+LINES_SALT = 0x1135
 
 
 def teacher_dataset(cfg: Config) -> DatasetConfig:
@@ -36,18 +41,58 @@ def teacher_dataset(cfg: Config) -> DatasetConfig:
                          first_player="alternate", model_symbol=cfg.dataset.model_symbol)
 
 
-def teacher_games(cfg: Config) -> list[GameRecord]:
-    """`sft.num_games` games of a noisy minimax teacher against the environment's opponent range,
-    then `sft.teacher_trees` of its trees (every opponent reply, both sides)."""
+def teacher(cfg: Config):
+    """The warm-up's scripted teacher (`train.sft.teacher_*`)."""
     s = cfg.train.sft
-    teacher = minimax_player(p_random=s.teacher_p_random, think=cfg.env.think != "off", scoring=s.teacher_scoring)
+    return minimax_player(tie_break=s.teacher_tie_break, p_random=s.teacher_p_random, think=cfg.env.think != "off",
+                          scoring=s.teacher_scoring)
+
+
+def strength_examples(cfg: Config) -> list[Example]:
+    """`sft.num_games` examples spread evenly over `sft.teacher_strengths` (each strength's games
+    alternate who moves first), or over the dataset's range when no strengths are named."""
+    s = cfg.train.sft
+    seed = derive_seed(warm_up_seed(cfg), SFT_SALT)
+    if not s.teacher_strengths:
+        return make_dataset(teacher_dataset(cfg), seed)
+    out: list[Example] = []
+    k = len(s.teacher_strengths)
+    for i, p in enumerate(s.teacher_strengths):
+        n = s.num_games // k + (i < s.num_games % k)
+        if n:
+            ds = DatasetConfig(size=n, p_min=p, p_max=p, num_strata=1, examples_per_batch=n,
+                               first_player="alternate", model_symbol=cfg.dataset.model_symbol)
+            out += [dataclasses.replace(e, index=len(out) + j) for j, e in enumerate(make_dataset(ds, seed + i))]
+    return out
+
+
+def lines_of(cfg: Config) -> list[GameRecord]:
+    """The teacher's games against every tie-break branch of the optimal opponent, each once
+    (the data's, the coverage's and the diagnostic's: one seed for a noisy teacher's moves)."""
+    return optimal_lines(teacher(cfg), cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, 0),
+                         seed=derive_seed(warm_up_seed(cfg), LINES_SALT))
+
+
+def teacher_lines(cfg: Config) -> list[GameRecord]:
+    """One copy of `lines_of`, each game where the model moves first `sft.first_weight` times."""
+    s = cfg.train.sft
+    return [r for r in lines_of(cfg) for _ in range(s.first_weight if r.example.model_first else 1)]
+
+
+def teacher_games(cfg: Config) -> list[GameRecord]:
+    """`sft.num_games` games of a minimax teacher against the environment's opponent range (or
+    `sft.teacher_strengths`), then `sft.teacher_trees` of its trees (every opponent reply, both
+    sides), then `sft.optimal_lines` copies of its lines against the optimal opponent."""
+    s = cfg.train.sft
+    player = teacher(cfg)
     records: list[GameRecord] = []
     if s.num_games:
-        examples = make_dataset(teacher_dataset(cfg), derive_seed(warm_up_seed(cfg), SFT_SALT))
-        records = play_games(teacher, examples, cfg.env, MinimaxOpponent(tie_break="random"))
+        records = play_games(player, strength_examples(cfg), cfg.env, MinimaxOpponent(tie_break="random"))
     for k in range(s.teacher_trees):
-        records += play_tree(teacher, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, k),
+        records += play_tree(player, cfg.env, model_symbol=tree_symbol(cfg.dataset.model_symbol, k),
                              seed=derive_seed(warm_up_seed(cfg), TREE_SALT + k))
+    if s.optimal_lines:
+        records += teacher_lines(cfg) * s.optimal_lines
     return records
 
 
@@ -78,6 +123,10 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
             for r in kept:
                 f.write(r.to_json() + "\n")
     distributed.barrier()
+    cover = data_coverage(cfg, kept)
+    LOG.info("SFT data: " + ", ".join(f"{k} {v}" for k, v in cover.items()))
+    if s.loop == "lean":
+        return _run_lean(cfg, records, kept, model, tokenizer, runtime, work, out, cover)
     data = Dataset.from_list([{"messages": r.messages} for r in kept])
     share = s.batch_size // cfg.train.processes
     micro = micro_batch(share, cfg.train.micro_batch_size)  # same update, less memory per pass
@@ -105,7 +154,7 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
         result = trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     info = {"games": len(records), "kept": len(kept), "steps": result.global_step, "first_loss": losses[:1],
-            "final_loss": losses[-1:], "losses": losses}
+            "final_loss": losses[-1:], "losses": losses, "coverage": cover}
 
     def write() -> dict:
         (work / "sft_summary.json").write_text(json.dumps(info))
@@ -113,3 +162,30 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
 
     distributed.on_main(write)
     return info
+
+
+def data_coverage(cfg: Config, kept: list[GameRecord]) -> dict:
+    """The kept games' decisions and positions, and how many of the positions the optimal
+    opponent can lead the teacher to they hold (`teacher.coverage`)."""
+    return coverage(kept, target_positions(lines_of(cfg), cfg.env.think), cfg.env.think)
+
+
+def _run_lean(cfg: Config, records: list[GameRecord], kept: list[GameRecord], model, tokenizer, runtime: Runtime,
+              work: Path, out: Path, cover: dict) -> dict:
+    from ttt_lab.train.progress import StepProgress
+    from ttt_lab.train.warm_up import run_lean
+
+    s = cfg.train.sft
+    if cfg.train.processes > 1:
+        raise ValueError("train.sft.loop=lean runs in one process")
+    steps = math.ceil(len(kept) / s.batch_size) * s.epochs
+    with StepProgress("SFT warm-up", steps, s.batch_size) as bar:
+        def on_step(step: int, loss: float) -> None:
+            bar.update(step, {"loss": loss} if step % s.logging_steps == 0 else {})
+
+        lean = run_lean(cfg, kept, model, tokenizer, runtime, teacher(cfg), on_step=on_step)
+    losses = lean.pop("losses")
+    info = {"games": len(records), "kept": len(kept), "steps": lean["steps"], "first_loss": losses[:1],
+            "final_loss": losses[-1:], "losses": losses[:: s.logging_steps], "coverage": cover, **lean}
+    (work / "sft_summary.json").write_text(json.dumps(info))
+    return publish(model, tokenizer, work, out, info)

@@ -1,0 +1,163 @@
+"""The lean SFT loop's cheaper passes compute TRL's loss and gradients exactly."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from ttt_lab.players.scripted import minimax_player
+
+from .conftest import cfg_for
+
+
+@pytest.fixture(scope="module")
+def two_layers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ttt_lab.config.schema import ModelConfig
+    from ttt_lab.players.tiny import build_tiny
+
+    cfg = ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64)
+    return build_tiny(tmp_path_factory.mktemp("ckpt2") / "tiny", cfg, seed=1)
+
+
+def games(cfg, n: int = 6):
+    from ttt_lab.train.teacher import optimal_lines
+
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    return lines[:: max(1, len(lines) // n)][:n]
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_head_at_the_loss_and_a_shared_prefix_give_the_full_loss_and_gradients(two_layers: Path, tmp_path: Path,
+                                                                              attention: str) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import batch_tensors, encode, loss_sum, shared_prefix
+
+    torch.manual_seed(0)
+    cfg = cfg_for(tmp_path)
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, attn_implementation=attention, dtype=torch.float64)
+    enc = [encode(tok, r.messages) for r in games(cfg)]
+    ids, labels = batch_tensors(enc, tok.pad_token_id or 0)
+    assert shared_prefix(ids, labels) > 2
+    items = sum(e.items for e in enc)
+
+    def run(**kw) -> tuple[float, list[torch.Tensor]]:
+        model.zero_grad()
+        loss = loss_sum(model, ids, labels, **kw) / items
+        loss.backward()
+        return float(loss.detach()), [p.grad.clone() for p in model.parameters()]
+
+    # transformers' own loss (computed in fp32) agrees; the variants agree to fp32 rounding (the
+    # model is fp64, but Llama's RMSNorm computes in fp32)
+    trl_loss = model(input_ids=ids, labels=labels, num_items_in_batch=items).loss
+    reference, ref_grads = run(head="full")
+    assert float(trl_loss) == pytest.approx(reference, rel=1e-6)
+    for kw in ({"head": "loss", "share_prefix": False}, {"head": "loss", "share_prefix": True}):
+        loss, grads = run(**kw)
+        assert loss == pytest.approx(reference, rel=1e-7), kw
+        for g, r in zip(grads, ref_grads, strict=True):
+            torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
+
+
+def test_encode_marks_the_replies_and_can_keep_some(two_layers: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from ttt_lab.train.sft_lean import _spans, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    record = games(cfg_for(tmp_path), 1)[0]
+    turns = sum(m["role"] == "assistant" for m in record.messages)
+    full = encode(tok, record.messages)
+    assert len(_spans(full.labels)) == turns
+    last = encode(tok, record.messages, [False] * (turns - 1) + [True])
+    assert _spans(last.labels) == _spans(full.labels)[-1:]
+    assert tok.decode([t for t in last.labels if t != -100]).startswith(record.messages[-1]["content"])
+
+
+def test_lean_warm_up_with_dagger_trains_and_reports_its_curve(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft import run_sft
+
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.optimal_lines=1",
+                  "train.sft.first_weight=3", "train.sft.teacher_tie_break=first",
+                  "train.sft.teacher_scoring=exploit", "train.sft.epochs=2",
+                  "train.sft.teacher_strengths=[1.0,0.5]", "train.sft.dagger_rounds=1", "train.sft.dagger_games=8",
+                  "train.sft.dagger_epochs=1", "train.sft.lr_scheduler=constant_with_warmup",
+                  "train.sft.learning_rate=1e-2", "train.sft.micro_batch_size=8")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    cover = info["coverage"]
+    assert cover["targets_covered"] == cover["targets"] == 130  # every position of the optimal lines
+    assert cover["games"] == info["kept"] == 8 + 81 + 2 * 2
+    assert [p["after"] for p in info["accuracy"]] == ["start", "epoch 1", "epoch 2", "DAgger 1 epoch 1"]
+    first, end = info["dagger"]
+    assert first["turns"] > 0 and first["optimal_lines"] >= 1 and end["after"] == "DAgger end"
+    assert first["optimal_win"] + first["optimal_draw"] + first["optimal_loss"] == pytest.approx(1.0)
+    assert info["losses"][-1] < info["losses"][0]
+    load_model(str(tmp_path / "sft"), cfg)
+
+
+def test_the_walk_enumerates_every_optimal_reply_with_its_probability(tmp_path: Path) -> None:
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.train.optimal_walk import walk_lines
+    from ttt_lab.train.teacher import optimal_lines
+
+    cfg = cfg_for(tmp_path)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    w = walk_lines(lambda examples, opp: play_games(teacher, examples, cfg.env, opp))
+    lines = optimal_lines(teacher, cfg.env)
+    assert sorted(r.moves for r in w.records) == sorted(r.moves for r in lines)  # the same tree, each line once
+    for first in (True, False):
+        assert w.rates(first)["draw"] == pytest.approx(1.0)
+    # a policy that plays the first legal cell loses lines; the probabilities still sum to one a side
+    from ttt_lab.game.opponents import TableOpponent
+    from ttt_lab.players.scripted import ScriptedPlayer
+
+    class FirstLegal(TableOpponent):
+        def choose(self, state: int, h: int) -> int:
+            return self._table.legal[state][0]
+
+    dumb = ScriptedPlayer(FirstLegal(), think=False)
+    rates = walk_lines(lambda examples, opp: play_games(dumb, examples, cfg.env, opp)).rates()
+    assert rates["win"] + rates["draw"] + rates["loss"] == pytest.approx(1.0) and rates["loss"] > 0.5
+
+
+def test_teacher_data_spreads_strengths_and_weights_the_first_player(tmp_path: Path) -> None:
+    from ttt_lab.train.sft import data_coverage, keep, strength_examples, teacher_games, teacher_lines
+
+    cfg = cfg_for(tmp_path, "train.sft.num_games=10", "train.sft.teacher_strengths=[1.0,0.5,0.25]",
+                  "train.sft.optimal_lines=2", "train.sft.first_weight=4", "train.sft.teacher_tie_break=first",
+                  "train.sft.teacher_scoring=exploit")
+    assert [e.p_random for e in strength_examples(cfg)] == [1.0] * 4 + [0.5] * 3 + [0.25] * 3
+    lines = teacher_lines(cfg)
+    assert len(lines) == 79 + 2 * 4 and sum(r.example.model_first for r in lines) == 8
+    records = teacher_games(cfg)
+    assert len(records) == 10 + 2 * len(lines)
+    cover = data_coverage(cfg, keep(records, cfg))
+    assert cover["targets_covered"] == cover["targets"] == 130 and cover["target_min"] >= 2
+
+
+def test_dagger_relabels_the_replies_outside_the_teachers_best_moves(two_layers: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from ttt_lab.env.dataset import make_dataset
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.env.settings import DatasetConfig
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.game.solver import candidates
+    from ttt_lab.players.scripted import random_player
+    from ttt_lab.train.teacher import decisions, teacher_cell
+    from ttt_lab.train.warm_up import relabel
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    records = play_games(random_player(think=False), make_dataset(DatasetConfig(size=6, p_min=0.0, p_max=0.0), 3),
+                         cfg.env, MinimaxOpponent())
+    out, counts = relabel(records, tok, teacher, cfg)
+    best = candidates("exploit")
+    wrong = [d for r in records for d in decisions(r) if d.cell not in best[d.state]]
+    assert counts["mistakes"] == len(out) == len(wrong) > 0
+    for e, d in zip(out, wrong, strict=True):
+        reply = tok.decode([t for t in e.labels if t != -100])
+        assert reply.startswith(teacher.reply_text(teacher_cell(teacher, d.state)))

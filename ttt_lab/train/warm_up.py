@@ -1,0 +1,175 @@
+"""The lean warm-up (`train.sft.loop=lean`): epochs over the teacher's games with ttt-lab's own
+loop (`sft_lean`), the teacher-forced accuracy on the optimal opponent's positions after each
+epoch, then DAgger rounds: the model's greedy games against the optimal opponent (and the
+teacher's opponent strengths), each reply outside the teacher's best moves relabelled with the
+teacher's move, and passes over those mistakes plus the optimal lines."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from ttt_lab import log
+from ttt_lab.config.schema import Config, warm_up_seed
+from ttt_lab.env.record import GameRecord
+from ttt_lab.env.settings import DatasetConfig
+from ttt_lab.game.seeding import derive_seed
+from ttt_lab.game.solver import candidates, table
+from ttt_lab.train.runtime import Runtime
+from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
+from ttt_lab.train.teacher import covering_games, decisions, teacher_cell
+
+LOG = log.get("train")
+DAGGER_SALT = 0xDA6
+
+
+def digit_tokens(tokenizer, think: bool = False) -> dict[int, int]:
+    """Token id -> cell of the move digit in the reply `<move>N</move>` (the token where the
+    nine replies differ)."""
+    replies = [tokenizer.encode(f"<move>{c}</move>", add_special_tokens=False) for c in range(9)]
+    if len({len(r) for r in replies}) != 1:
+        raise ValueError("the move digits do not tokenize alike; the diagnostic cannot find them")
+    at = next(j for j in range(len(replies[0])) if len({r[j] for r in replies}) == 9)
+    return {r[at]: c for c, r in enumerate(replies)}
+
+
+class Diagnostic:
+    """Teacher-forced accuracy on every position the optimal opponent can lead the teacher to,
+    each position read once (a greedy cover of the teacher's optimal lines)."""
+
+    def __init__(self, cfg: Config, tokenizer) -> None:
+        from ttt_lab.train.sft import lines_of
+
+        think = cfg.env.think
+        games = covering_games(lines_of(cfg), think)
+        t, seen = table(), set()
+        self.optimal: list[list[set[int] | None]] = []
+        for r in games:
+            row: list[set[int] | None] = []
+            for d in decisions(r, think):
+                row.append(None if d.state in seen else set(t.optimal[d.state]))
+                seen.add(d.state)
+            self.optimal.append(row)
+        self.positions = len(seen)
+        self.games = [encode(tokenizer, r.messages) for r in games]
+        self.digits = digit_tokens(tokenizer)
+
+    def __call__(self, model, tokenizer, bf16: bool, micro: int) -> dict[str, float]:
+        return accuracy(model, tokenizer, self.games, self.digits, self.optimal, bf16=bf16, micro_batch_size=micro)
+
+
+def dagger_games(cfg: Config, round_: int) -> list:
+    """A round's sampled games: `dagger_games` split evenly over the teacher's strengths other
+    than 0 (the optimal opponent's lines are walked exactly instead), each half moving first."""
+    from ttt_lab.env.dataset import make_dataset
+
+    s = cfg.train.sft
+    strengths = [p for p in s.teacher_strengths if p > 0.0]
+    out = []
+    for i, p in enumerate(strengths):
+        n = s.dagger_games // len(strengths) + (i < s.dagger_games % len(strengths))
+        if n:
+            ds = DatasetConfig(size=n, p_min=p, p_max=p, num_strata=1, examples_per_batch=n, first_player="alternate",
+                               model_symbol=cfg.dataset.model_symbol)
+            out += make_dataset(ds, derive_seed(warm_up_seed(cfg), DAGGER_SALT + 97 * round_ + i))
+    return out
+
+
+def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
+    """The greedy policy's every line against the optimal opponent (`optimal_walk`)."""
+    from ttt_lab.train.optimal_walk import walk
+
+    symbol = cfg.dataset.model_symbol if cfg.dataset.model_symbol in ("X", "O") else "X"
+    return walk(model, tokenizer, cfg.env, bf16=runtime.bf16, max_new_tokens=cfg.player.max_new_tokens,
+                model_symbol=symbol)
+
+
+def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, int]]:
+    """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
+    up to it, then the teacher's reply, the loss on that reply only."""
+    best = candidates(cfg.train.sft.teacher_scoring)
+    out, turns = [], 0
+    for r in records:
+        for d in decisions(r, cfg.env.think):
+            turns += 1
+            if d.cell is not None and d.cell in best[d.state]:
+                continue
+            cell = teacher_cell(player, d.state)
+            msgs = [*r.messages[: d.message], {"role": "assistant", "content": player.reply_text(cell)}]
+            flags = [False] * sum(m["role"] == "assistant" for m in msgs[:-1]) + [True]
+            out.append(encode(tokenizer, msgs, flags))
+    return out, {"turns": turns, "mistakes": len(out)}
+
+
+def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
+             on_step: Callable[[int, float], None] | None = None) -> dict:
+    """Train `model` in place; the summary (losses, the accuracy curve, DAgger rounds)."""
+    import torch
+
+    from ttt_lab.engine.generation import Sampling
+    from ttt_lab.engine.rollout import play_rollouts
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.train.sft import teacher_lines
+
+    s = cfg.train.sft
+    micro = s.micro_batch_size or cfg.train.micro_batch_size
+    loop = LeanSFT(model, tokenizer, learning_rate=s.learning_rate, batch_size=s.batch_size, micro_batch_size=micro,
+                   bf16=runtime.bf16, seed=warm_up_seed(cfg), head=s.head, share_prefix=s.share_prefix)
+    start = time.perf_counter()
+    diag = Diagnostic(cfg, tokenizer)
+    curve: list[dict] = []
+
+    def measure(label: str) -> None:
+        t = time.perf_counter()
+        acc = diag(model, tokenizer, runtime.bf16, micro)
+        curve.append({"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
+                      "train_seconds": round(loop.seconds, 1), "tokens": loop.tokens,
+                      "move": acc["move"], "optimal": acc["optimal"], "reply": acc["reply"]})
+        LOG.info(f"SFT {label}: teacher-forced on the optimal opponent's {diag.positions} positions: move "
+                 f"{acc['move']:.1%}, value-keeping {acc['optimal']:.1%}, whole reply {acc['reply']:.1%} "
+                 f"(step {loop.step}, {curve[-1]['seconds']:.0f} s, {loop.tokens / max(loop.seconds, 1e-9):.0f} "
+                 f"tokens/s training; measured in {time.perf_counter() - t:.0f} s)")
+
+    measure("start")
+    data = [encode(tokenizer, r.messages) for r in kept]
+    losses = loop.fit(data, s.epochs, Schedule(s.lr_scheduler, s.warmup_steps), on_step=on_step,
+                      on_epoch=lambda e: measure(f"epoch {e + 1}"))
+    rounds: list[dict] = []
+
+    def walk_row(label: str) -> tuple[dict, list[GameRecord]]:
+        t = time.perf_counter()
+        w = exact_vs_optimal(model, tokenizer, cfg, runtime)
+        row = {"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
+               **{f"optimal_{k}": round(v, 4) for k, v in w.rates().items()},
+               **{f"optimal_{k}_second": round(v, 4) for k, v in w.rates(False).items()},
+               "walk_seconds": round(time.perf_counter() - t, 1)}
+        LOG.info(f"SFT {label}: exact against the optimal opponent ({row['optimal_lines']:.0f} lines a side on "
+                 f"average): W/D/L {w.rates()['win']:.1%}/{w.rates()['draw']:.1%}/{w.rates()['loss']:.1%}, "
+                 f"moving second {w.rates(False)['draw']:.1%} draws, invalid lines {w.rates()['invalid']:.1%} "
+                 f"(walked in {row['walk_seconds']:.0f} s)")
+        return row, w.records
+
+    if s.dagger_rounds:
+        lines = [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
+        pool: list[Encoded] = []
+        sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
+        for k in range(s.dagger_rounds):
+            row, records = walk_row(f"DAgger {k + 1} start")
+            t = time.perf_counter()
+            examples = dagger_games(cfg, k)
+            if examples:
+                rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                         sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
+                records += [ro.record for ro in rollouts if ro.record is not None]
+            new, counts = relabel(records, tokenizer, player, cfg)
+            pool += new
+            row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
+            LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
+                     f"(the optimal opponent's lines and {len(examples)} games; pool {len(pool)})")
+            rounds.append(row)
+            if pool:
+                losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
+                                   on_epoch=lambda e, k=k: measure(f"DAgger {k + 1} epoch {e + 1}"))
+        rounds.append(walk_row("DAgger end")[0])
+    return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
+            "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
