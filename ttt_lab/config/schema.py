@@ -29,6 +29,7 @@ from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imp
     validate_tracking,
 )
 from ttt_lab.config.launcher_schema import LauncherConfig, validate_launcher
+from ttt_lab.config.sft_schema import SftConfig, validate_sft
 from ttt_lab.config.study_schema import StudyConfig, validate_study
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
@@ -42,7 +43,6 @@ PRECISIONS = ("auto", "fp32", "bf16")
 TINY_TOKENS = ("rows", "compact", "words")
 ATTENTIONS = ("auto", "eager", "sdpa")
 COMPILES = ("auto", "true", "false")
-SFT_LOOPS = ("trl", "lean")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
@@ -166,69 +166,6 @@ class PhaseConfig:
 
 
 @dataclass
-class SftConfig:
-    enabled: bool = True
-    num_games: int = 200
-    teacher_p_random: float = 0.1
-    teacher_scoring: str = "value"
-    """The minimax teacher's best moves (as `opponent.scoring`): value plays any value-keeping move
-    (about 87 % wins against a random opponent), exploit the ones that win most often against
-    random play (about 96 %): a sharper target for a player that must also win."""
-    teacher_trees: int = 0
-    """Teacher trees added to the `num_games` sampled games: each is every game the teacher
-    plays when the opponent tries every legal reply (about 750 games, both sides; the tree's
-    tie-breaks follow its own seed). Sampled games meet the rare lines (an opponent's open two
-    to block) rarely; a tree holds each of them once."""
-    filter_losses: bool = True
-    filter_format_errors: bool = True
-    epochs: int = 2
-    learning_rate: float = 1e-3
-    batch_size: int = 16
-    assistant_only_loss: bool = True
-    """Train on the model's turns only. A model with no pretraining (tiny) learns to read the
-    board faster when it also predicts the environment's messages: set false for it."""
-    lr_scheduler: str = "cosine"
-    """transformers' scheduler name (constant, linear, cosine, ...)."""
-    warmup_steps: int = 10
-    logging_steps: int = 5
-    """Optimizer steps between two logged SFT losses."""
-    seed: int | None = None
-    """The warm-up's own seed (its teacher games, its training order, the tiny model's first
-    weights); unset: the run's `seed`. Set it to hold one warm-up fixed while `seed` varies RL."""
-    teacher_tie_break: str = "random"
-    """How the teacher breaks ties between equally good moves (random | first | last): `first`
-    is a deterministic teacher, one move per position, the data never split between moves."""
-    teacher_strengths: list[float] = field(default_factory=list)
-    """When set, the `num_games` sampled teacher games are spread evenly over these opponent
-    `p_random` values (e.g. the evaluation's: 1.0 random, 0.5, 0.25) instead of `dataset.*`."""
-    optimal_lines: int = 0
-    """Copies of the teacher's games against every tie-break branch of the optimal opponent
-    (about 81 games for a deterministic exploit teacher: every position it can reach)."""
-    first_weight: int = 1
-    """Of those lines, how many times each game where the model moves first is repeated."""
-    loop: str = "trl"
-    """trl: TRL's SFTTrainer. lean: ttt-lab's own loop (train/sft_lean.py): the LM head only at
-    the positions that carry loss, the shared system-prompt prefix computed once per micro-batch,
-    the teacher-forced accuracy on the optimal opponent's positions after every epoch, and the
-    DAgger rounds. The same loss as trl's."""
-    micro_batch_size: int | None = None
-    """Games per forward/backward pass of the warm-up; unset: `train.micro_batch_size`."""
-    head: str = "loss"
-    """lean loop: loss (the LM head only where the loss is) | full (every position, as trl)."""
-    share_prefix: bool = True
-    """lean loop: compute the micro-batch's common token prefix (the system prompt) once."""
-    dagger_rounds: int = 0
-    """lean loop: after the epochs, rounds of DAgger: the model's greedy policy walked against
-    every tie-break branch of the optimal opponent (exact W/D/L logged, train/optimal_walk.py)
-    plus `dagger_games` games against the other `teacher_strengths`, every reply outside the
-    teacher's best moves relabelled with the teacher's move, then `dagger_epochs` passes over all
-    mistakes so far plus the optimal lines. A last walk measures the result."""
-    dagger_games: int = 64
-    """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
-    dagger_epochs: int = 2
-
-
-@dataclass
 class TrainConfig:
     sft: SftConfig = field(default_factory=SftConfig)
     phases: list[PhaseConfig] = field(default_factory=lambda: [PhaseConfig()])
@@ -345,40 +282,6 @@ def warm_up_seed(cfg: Config) -> int:
     return cfg.seed if cfg.train.sft.seed is None else cfg.train.sft.seed
 
 
-def _validate_sft(s: SftConfig) -> None:
-    if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or not 0 <= s.seed < 2**32):
-        raise InvalidSetting("train.sft.seed", s.seed, f"an integer from 0 to {2**32 - 1}, or null for the run's seed")
-    if s.enabled:
-        if isinstance(s.epochs, bool) or not isinstance(s.epochs, int) or s.epochs < 1:
-            raise InvalidSetting("train.sft.epochs", s.epochs, "an integer of at least 1 (or set "
-                                 "train.sft.enabled=false to skip the warm-up)")
-        check_integer("train.sft.batch_size", s.batch_size, 1)
-        check_number("train.sft.learning_rate", s.learning_rate, 0.0)
-    check_integer("train.sft.warmup_steps", s.warmup_steps, 0)
-    check_integer("train.sft.logging_steps", s.logging_steps, 1)
-    check_one_of("train.sft.teacher_scoring", s.teacher_scoring, SCORINGS)
-    check_integer("train.sft.num_games", s.num_games, 0)
-    check_integer("train.sft.teacher_trees", s.teacher_trees, 0)
-    check_one_of("train.sft.teacher_tie_break", s.teacher_tie_break, TIE_BREAKS)
-    for p in s.teacher_strengths:
-        check_number("train.sft.teacher_strengths", p, 0.0, 1.0)
-    check_integer("train.sft.optimal_lines", s.optimal_lines, 0)
-    check_integer("train.sft.first_weight", s.first_weight, 1)
-    check_one_of("train.sft.loop", s.loop, SFT_LOOPS)
-    if s.micro_batch_size is not None:
-        check_integer("train.sft.micro_batch_size", s.micro_batch_size, 1)
-    check_one_of("train.sft.head", s.head, ("loss", "full"))
-    check_integer("train.sft.dagger_rounds", s.dagger_rounds, 0)
-    check_integer("train.sft.dagger_games", s.dagger_games, 1)
-    check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
-    if s.dagger_rounds and s.loop != "lean":
-        raise InvalidSetting("train.sft.dagger_rounds", s.dagger_rounds, "0 unless train.sft.loop=lean")
-    if s.enabled and s.num_games + s.teacher_trees + s.optimal_lines == 0:
-        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees and "
-                             "train.sft.optimal_lines are 0 (or set "
-                             "train.sft.enabled=false to skip the warm-up)")
-
-
 def _validate_trains_something(t: TrainConfig) -> None:
     """Without a warm-up or an RL phase a training would evaluate the untrained model and report
     it as its result: refused, pointing at the command that evaluates a model as it is."""
@@ -434,7 +337,7 @@ def validate(cfg: Config) -> Config:
     check_integer("train.micro_batch_size", cfg.train.micro_batch_size, 1)
     check_integer("train.save_every", cfg.train.save_every, 1)
     check_integer("train.saves_per_phase", cfg.train.saves_per_phase, 1)
-    _validate_sft(cfg.train.sft)
+    validate_sft(cfg.train.sft)
     _validate_trains_something(cfg.train)
     validate_eval(cfg.eval)
     validate_audit(cfg.audit)

@@ -38,7 +38,7 @@ class Diagnostic:
     each position read once (a greedy cover of the teacher's optimal lines)."""
 
     def __init__(self, cfg: Config, tokenizer) -> None:
-        from ttt_lab.train.sft import lines_of
+        from ttt_lab.train.teacher_data import lines_of
 
         think = cfg.env.think
         games = covering_games(lines_of(cfg), think)
@@ -104,13 +104,6 @@ def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tu
 def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
              on_step: Callable[[int, float], None] | None = None) -> dict:
     """Train `model` in place; the summary (losses, the accuracy curve, DAgger rounds)."""
-    import torch
-
-    from ttt_lab.engine.generation import Sampling
-    from ttt_lab.engine.rollout import play_rollouts
-    from ttt_lab.game.opponents import MinimaxOpponent
-    from ttt_lab.train.sft import teacher_lines
-
     s = cfg.train.sft
     micro = s.micro_batch_size or cfg.train.micro_batch_size
     loop = LeanSFT(model, tokenizer, learning_rate=s.learning_rate, batch_size=s.batch_size, micro_batch_size=micro,
@@ -150,26 +143,45 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
         return row, w.records
 
     if s.dagger_rounds:
-        lines = [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
-        pool: list[Encoded] = []
-        sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
-        for k in range(s.dagger_rounds):
-            row, records = walk_row(f"DAgger {k + 1} start")
-            t = time.perf_counter()
-            examples = dagger_games(cfg, k)
-            if examples:
-                rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
-                                         sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
-                records += [ro.record for ro in rollouts if ro.record is not None]
-            new, counts = relabel(records, tokenizer, player, cfg)
-            pool += new
-            row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
-            LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
-                     f"(the optimal opponent's lines and {len(examples)} games; pool {len(pool)})")
-            rounds.append(row)
-            if pool:
-                losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
-                                   on_epoch=lambda e, k=k: measure(f"DAgger {k + 1} epoch {e + 1}"))
-        rounds.append(walk_row("DAgger end")[0])
+        losses += _dagger(cfg, loop, model, tokenizer, runtime, player, measure, walk_row, rounds, on_step)
     return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
             "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
+
+
+def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, player, measure: Callable[[str], None],
+            walk_row: Callable[[str], tuple[dict, list[GameRecord]]], rounds: list[dict],
+            on_step: Callable[[int, float], None] | None) -> list[float]:
+    """`train.sft.dagger_rounds` rounds: the greedy policy's games (every optimal-opponent line and
+    `dagger_games` more) relabelled by the solver, trained on with the teacher's lines; each
+    round's row appended to `rounds`; the losses."""
+    import torch
+
+    from ttt_lab.engine.generation import Sampling
+    from ttt_lab.engine.rollout import play_rollouts
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.train.teacher_data import teacher_lines
+
+    s = cfg.train.sft
+    losses: list[float] = []
+    lines = [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
+    pool: list[Encoded] = []
+    sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
+    for k in range(s.dagger_rounds):
+        row, records = walk_row(f"DAgger {k + 1} start")
+        t = time.perf_counter()
+        examples = dagger_games(cfg, k)
+        if examples:
+            rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                     sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
+            records += [ro.record for ro in rollouts if ro.record is not None]
+        new, counts = relabel(records, tokenizer, player, cfg)
+        pool += new
+        row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
+        LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
+                 f"(the optimal opponent's lines and {len(examples)} games; pool {len(pool)})")
+        rounds.append(row)
+        if pool:
+            losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
+                               on_epoch=lambda e, k=k: measure(f"DAgger {k + 1} epoch {e + 1}"))
+    rounds.append(walk_row("DAgger end")[0])
+    return losses
