@@ -89,6 +89,8 @@ def _value(key: str, places: Places) -> st.SearchStrategy[Any]:
         "bounds": st.sampled_from([[0, 1], [1, 0], [-1, 1], [0, 0.01], [0], [0, 1e9]]),
         "collapse_below": st.sampled_from([0.6, -1, 2, 1.0, 0.0]),
         "collapse_alpha": st.sampled_from([0.01, 0.04, 0.049, 0.5, 0.0]),
+        "mean_alpha": st.sampled_from([0.01, 0.0, 0.039, 0.049, 0.5, -0.1]),
+        "delta": st.sampled_from([0.0, 0.1, 0.49, 0.5, -0.1]),
         "blocks": st.sampled_from([["train.sft.seed"], ["seed"], ["batch_size"], ["no.such.key"]]),
     }[key]
 
