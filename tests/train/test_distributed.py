@@ -73,8 +73,10 @@ def test_two_processes_make_the_first_update_of_one(sft_run: tuple[Path, dict], 
 
     base, a, b = load_file(start / "model.safetensors"), _weights(one), _weights(two)
     moved = _apart(a, base)
-    assert moved > 20 * tolerance, ("the update is too small for the tolerance: the test would prove nothing",
-                                    moved, tolerance)
+    # the tolerance must sit well inside the update, or any result would pass: a fifth of it catches a
+    # 2-process update that is off by a fifth (fp32 on AMX rounds the split batch 1 % apart)
+    assert moved > 5 * tolerance, ("the update is too small for the tolerance: the test would prove nothing",
+                                   moved, tolerance)
     assert _apart(a, b) <= tolerance, (_apart(a, b), tolerance, moved)
 
     (phase,) = two.glob("train/*/0-rl")
