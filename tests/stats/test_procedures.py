@@ -143,10 +143,10 @@ def test_a_claimed_direction_agrees_with_its_interval(d: list[float], family: in
     (c,) = decide(values, reference="r", declared=True, metric="m", design=design).comparisons
     c_lo, c_hi = c.improvement_lo, c.improvement_hi
     assert 0 <= c_lo <= c.improvement <= c_hi <= 1 or c.decision != UNRESOLVED
-    if c.decision == BETTER:
-        assert c_lo > 0.5 and c.better > c.worse
+    if c.decision == BETTER:  # every value at or below 1/2 excluded: the interval starts at 1/2 or above
+        assert c_lo >= 0.5 and c.better > c.worse
     if c.decision == WORSE:
-        assert c_hi < 0.5 and c.worse > c.better
+        assert c_hi <= 0.5 and c.worse > c.better
     if c.decision == EQUIVALENT:
         assert delta > 0 and 0.5 - delta <= c_lo and c_hi <= 0.5 + delta
     code = rules.improvement_codes(improvement.scores(np.array(d)), 0.04, delta)[-1]

@@ -149,6 +149,9 @@ class InThreads:
 
     follow_to_exit = True
 
+    def __init__(self) -> None:
+        self.running: dict[str, object] = {}
+
     def check(self, la, storage_url: str, tracking_uri: str) -> None:
         pass
 
@@ -166,11 +169,14 @@ class InThreads:
             job = dataclasses.replace(j, job_id=f"thread-{j.index}")
             thread = threading.Thread(target=run_to_end, args=(job, JobLog(), threading.Event()))
             thread.start()
+            self.running[job.job_id] = thread
             out.append(_ThreadJob(job.job_id, thread))
         return out
 
     def state(self, la, folder: Path, job_id: str) -> str:
-        return "ENDED"
+        """RUNNING while the job's thread runs (a sweep that waits follows it to its end)."""
+        thread = self.running.get(job_id)
+        return "RUNNING" if thread is not None and thread.is_alive() else "ENDED"
 
     def plan(self, la, study: str, workers: int) -> str | None:
         return f"{workers} thread(s)"

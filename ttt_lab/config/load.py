@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -14,10 +12,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from ttt_lab.config import overrides as ov
+from ttt_lab.config.identity import HASH_EXCLUDED, NEUTRAL_DEFAULTS, config_hash  # noqa: F401
 from ttt_lab.config.schema import Config, validate
 from ttt_lab.errors import TttLabError
-
-HASH_EXCLUDED = ("tracking", "home", "audit", "report", "launcher", "study")
 
 
 class ConfigError(TttLabError):
@@ -349,42 +346,6 @@ def _is_short(override: str) -> bool:
     if parts is None or "." in parts[1]:
         return False
     return parts[1] not in Config.__dataclass_fields__ and parts[1] not in groups()
-
-
-NEUTRAL_DEFAULTS: dict[tuple[str, ...], Any] = {
-    ("opponent", "keep"): "best", ("model", "package"): "", ("model", "gguf_file"): "", ("player", "kv_cache"): True,
-    ("opponent", "stop_at_wins"): None, **{("train", "sft", k): v for k, v in {
-        "teacher_tie_break": "random", "teacher_strengths": [], "optimal_lines": 0, "first_weight": 1, "loop": "trl",
-        "micro_batch_size": None, "head": "loss", "share_prefix": True, "dagger_rounds": 0, "dagger_games": 64,
-        "dagger_epochs": 2}.items()}}
-"""Settings added after runs were recorded, at the default that reproduces what those runs did:
-left there, they do not change a config's identity (a finished trial stays finished, a finding
-still resolves to the configs its trials ran). `player.kv_cache` changes only how a local model's
-evaluation games are computed, never a training; `opponent.stop_at_wins` null runs every step, as
-before it existed; the warm-up's teacher-data, lean-loop and DAgger settings at these values are
-the TRL warm-up on the random tie-break teacher that ran before them."""
-
-
-def _without_neutral(tree: dict[str, Any], path: tuple[str, ...], default: Any) -> dict[str, Any]:
-    """`tree` without the setting at `path` where it holds its neutral default (copies, never edits)."""
-    head, *rest = path
-    sub = tree.get(head)
-    if not isinstance(sub, dict):
-        return tree
-    if rest[1:]:
-        return {**tree, head: _without_neutral(sub, tuple(rest), default)}
-    if sub.get(rest[0], default) == default:
-        return {**tree, head: {k: v for k, v in sub.items() if k != rest[0]}}
-    return tree
-
-
-def config_hash(tree: dict[str, Any]) -> str:
-    """Hash of everything that decides results (tracking location and paths excluded)."""
-    kept = {k: v for k, v in tree.items() if k not in HASH_EXCLUDED}
-    for path, default in NEUTRAL_DEFAULTS.items():
-        kept = _without_neutral(kept, path, default)
-    blob = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def defaults_tree() -> dict[str, Any]:

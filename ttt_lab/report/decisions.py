@@ -157,6 +157,12 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def _share(lo: float) -> str:
+    """The interval's lower end as the sentence says it: the sequence excludes every value at or
+    below one half, so at its least it says "more than half"."""
+    return f"better on at least {_pct(lo)} of seeds" if lo > 0.505 else "better on more than half of the seeds"
+
+
 def primary(c: Comparison, a: Answer) -> str:
     """The probability of improvement's sentence for one comparison, in the endpoint's words."""
     level = 1 - (a.decisions.design.alpha if a.decisions else 0.05)
@@ -164,11 +170,11 @@ def primary(c: Comparison, a: Answer) -> str:
     how = f"exact sign test, p = {c.p:.2g}" if fixed else f"anytime {100 * level:.0f} %"
     better = "higher" if a.direction == "maximize" else "lower"
     if c.decision == BETTER:
-        bound = "" if fixed else f": better on at least {_pct(c.improvement_lo)} of seeds"
+        bound = "" if fixed else f": {_share(c.improvement_lo)}"
         return (f"{c.condition} trained the better policy ({better} {a.metric}) than {c.reference} on {c.better} of "
                 f"{c.seeds} seeds{bound} ({how}).")
     if c.decision == WORSE:
-        bound = "" if fixed else f": better on at least {_pct(1 - c.improvement_hi)} of seeds"
+        bound = "" if fixed else f": {_share(1 - c.improvement_hi)}"
         return (f"{c.reference} trained the better policy ({better} {a.metric}) than {c.condition} on {c.worse} of "
                 f"{c.seeds} seeds{bound} ({how}).")
     if c.decision == EQUIVALENT:

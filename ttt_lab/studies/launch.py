@@ -157,6 +157,7 @@ def follow(jobs: list, job: WorkerJob, la: LauncherConfig, todo: int):
                 if launchers.get(la.cluster).follow_to_exit:
                     while any(not j.done() for j in f.jobs):
                         time.sleep(la.poll_s)
+                f.ended(lambda: progress.advance(task, 1))  # a trial that ended since the last count
                 return f.settled()
             time.sleep(la.poll_s)
 
