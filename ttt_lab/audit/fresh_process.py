@@ -44,7 +44,7 @@ def main() -> None:
 
     opponent = opponent_factory(cfg)(request["p_random"]) or build_opponent(cfg)
     out = [[as_cell(opponent.reply(b, s)) for s in request["seeds"]] for b in request["boards"]]
-    print(json.dumps(out))
+    sys.stdout.write(json.dumps(out) + "\n")  # the reply the parent process reads
 
 
 def as_cell(move: object) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ttt_lab.stats import improvement, rules, spending
 from ttt_lab.stats.design import FIXED, Design
-from ttt_lab.stats.pairing import differences, finite, upto
+from ttt_lab.stats.pairing import differences, finite, padded, upto
 
 
 @dataclass
@@ -95,10 +95,8 @@ def _fixed(out: list, design: Design, alpha: float) -> None:
     shares = spending.usable_shares(design.looks, alpha, len(out))
     for k, n in enumerate(x for x in design.looks if x <= have):
         cut = [s[:upto(seeds, n)] for _, s, seeds in out]
-        b, w = np.array([(s == 1).sum() for s in cut]), np.array([(s == 0).sum() for s in cut])
-        p = rules.sign_p(b, w)
-        reject = rules.holm_reject(p, shares[k]) if shares[k] > 0 else np.zeros(len(p), bool)
-        for (r, _, _), pv, rej, bb, ww in zip(out, p, reject, b, w, strict=True):
+        p, reject, way = rules.sign_look(padded(cut), shares[k])
+        for (r, _, _), pv, rej, wy in zip(out, p, reject, way, strict=True):
             r.p = float(pv)
             if rej and not r.direction:
-                r.direction = "fewer" if bb > ww else "more"
+                r.direction = "fewer" if wy == rules.BETTER else "more"

@@ -27,7 +27,7 @@ import numpy as np
 
 from ttt_lab.stats import betting, improvement, rules, spending
 from ttt_lab.stats.design import FIXED, Design
-from ttt_lab.stats.pairing import differences, finite, upto
+from ttt_lab.stats.pairing import differences, finite, padded, upto
 
 BETTER, WORSE, DIFFERS, WITHIN, EQUIVALENT, UNRESOLVED = (rules.NAMES[k] for k in (
     rules.BETTER, rules.WORSE, rules.DIFFERS, rules.WITHIN, rules.EQUIVALENT, rules.UNRESOLVED))
@@ -162,15 +162,12 @@ def _fixed(comps: dict[tuple[str, str], Comparison], seeds: dict[tuple[str, str]
     taken = [n for n in design.looks if n <= have]
     shares = spending.usable_shares(design.looks, design.improvement_alpha, len(comps))
     for k, n in enumerate(taken):
-        cut = {p: _scores(c.differences[:upto(seeds[p], n)], maximize) for p, c in comps.items()}
-        b = np.array([(s == 1).sum() for s in cut.values()])
-        w = np.array([(s == 0).sum() for s in cut.values()])
-        p_values = rules.sign_p(b, w)
-        reject = rules.holm_reject(p_values, shares[k]) if shares[k] > 0 else np.zeros(len(b), bool)
-        for (c, r, pv, bb, ww) in zip(comps.values(), reject, p_values, b, w, strict=True):
+        cut = [_scores(c.differences[:upto(seeds[p], n)], maximize) for p, c in comps.items()]
+        p_values, reject, way = rules.sign_look(padded(cut), shares[k])
+        for c, r, pv, wy in zip(comps.values(), reject, p_values, way, strict=True):
             c.p = float(pv)
             if r and c.decision == UNRESOLVED:
-                c.decision = BETTER if bb > ww else WORSE
+                c.decision = rules.NAMES[int(wy)]
     return taken, [float(x) for x in np.cumsum(shares[:len(taken)])]
 
 

@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 Values = Mapping
 """A condition's objective by seed, or by (block, seed)."""
 
@@ -40,3 +42,11 @@ def upto(seeds: Sequence[int], n: int) -> int:
 def finite(d: dict[str, Any]) -> dict[str, Any]:
     """A record for JSON: a float that is not a number becomes None."""
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def padded(scores: Sequence) -> np.ndarray:
+    """Score sequences of unequal length as one (comparisons, seeds) array, padded with ties (1/2),
+    which a sign test leaves out."""
+    n = max((len(s) for s in scores), default=0)
+    return np.array([np.concatenate([np.asarray(s, float), np.full(n - len(s), 0.5)]) for s in scores]
+                    ).reshape(len(scores), n)

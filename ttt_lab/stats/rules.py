@@ -89,10 +89,17 @@ def sign_test(s: np.ndarray, alpha: float, looks: Sequence[int]) -> tuple[np.nda
     ps = np.ones(codes.shape)
     shown = np.zeros(s.shape[:-1], dtype=np.int8)
     for k, (n, share) in enumerate(zip(looks, spending.usable_shares(looks, alpha, m), strict=True)):
-        part = s[..., :n]
-        b, w = (part == 1).sum(-1), (part == 0).sum(-1)
-        p = sign_p(b, w)
-        reject = holm_reject(p, share) if share > 0 else np.zeros(p.shape, bool)
-        shown = np.where(reject & (shown == 0), np.where(b > w, BETTER, WORSE), shown).astype(np.int8)
+        p, reject, way = sign_look(s[..., :n], share)
+        shown = np.where(reject & (shown == 0), way, shown).astype(np.int8)
         codes[..., k], ps[..., k] = shown, p
     return codes, ps
+
+
+def sign_look(s: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One look of the fixed design over a family (the second-to-last axis of `s`, scores in
+    {0, 1/2, 1}): each comparison's exact sign-test p, whether Holm at `share` rejects it, and the
+    direction it would show (BETTER or WORSE)."""
+    b, w = (s == 1).sum(-1), (s == 0).sum(-1)
+    p = sign_p(b, w)
+    reject = holm_reject(p, share) if share > 0 else np.zeros(p.shape, bool)
+    return p, reject, np.where(b > w, BETTER, WORSE)

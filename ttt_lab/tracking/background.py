@@ -57,7 +57,7 @@ def main() -> None:
         store = open_store(uri, artifacts)
         job = Job(**json.loads(sys.stdin.read() or "null"))
     except TttLabError as e:
-        print(str(e).replace("\n", " "), file=sys.stderr)
+        sys.stderr.write(str(e).replace("\n", " ") + "\n")  # the parent reads it as the error
         sys.exit(2)
     except TypeError:
         sys.exit(0)  # cancelled: no job was sent
@@ -67,7 +67,7 @@ def main() -> None:
         run.flush()
         for path in job.artifacts:
             run.log_artifact(Path(path), job.artifact_dir)
-    print(json.dumps({"run_id": run.run_id}))
+    sys.stdout.write(json.dumps({"run_id": run.run_id}) + "\n")  # the reply the parent process reads
 
 
 if __name__ == "__main__":
