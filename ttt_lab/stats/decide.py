@@ -131,7 +131,9 @@ def _compare(keyed: tuple[list[float], bool, list[int]], pair: tuple[str, str], 
     s = _scores(d, maximize)
     c.better, c.worse, c.ties = int((s == 1).sum()), int((s == 0).sum()), int((s == 0.5).sum())
     c.improvement = float(s.mean()) if len(s) else math.nan
-    c.improvement_lo, c.improvement_hi = improvement.interval(s, c.level)
+    out = improvement.excluded(s, c.level) if len(s) else None  # one sequence: the interval and the decision
+    c.improvement_lo, c.improvement_hi = (improvement.interval_of(out[-1], c.improvement) if out is not None
+                                          else (0.0, 1.0))
     x = np.clip(np.asarray(d, float) / design.width, -1.0, 1.0)
     lo, hi = betting.interval((x + 1) / 2, c.mean_level) if len(d) else (0.0, 1.0)
     c.lo, c.hi = ((2 * lo - 1) * design.width, (2 * hi - 1) * design.width)
@@ -140,7 +142,7 @@ def _compare(keyed: tuple[list[float], bool, list[int]], pair: tuple[str, str], 
         c.mean_decision, c.direction = rules.NAMES[int(code[-1])], {1: "higher", -1: "lower"}.get(
             int(direction[-1]), "")
         if design.procedure != FIXED:
-            c.decision = rules.NAMES[int(rules.improvement_codes(s, c.level, design.delta)[-1])]
+            c.decision = rules.NAMES[int(rules.improvement_codes(s, c.level, design.delta, out=out)[-1])]
     return c
 
 

@@ -69,14 +69,19 @@ def excluded(s: np.ndarray, alpha: float, cells: int = CELLS) -> np.ndarray:
 
 
 def interval(s: np.ndarray, alpha: float, cells: int = CELLS) -> tuple[float, float]:
-    """The confidence sequence for theta after all of `s` (one study; scores in VALUES): the hull of the cells not
-    excluded; (0, 1) before any seed."""
+    """The confidence sequence for theta after all of `s` (one study; scores in VALUES): the hull
+    of the cells not excluded; (0, 1) before any seed."""
     if len(s) == 0:
         return 0.0, 1.0
-    out = excluded(np.asarray(s, float), alpha, cells)[-1]
+    return interval_of(excluded(np.asarray(s, float), alpha, cells)[-1], float(np.mean(s)))
+
+
+def interval_of(out: np.ndarray, share: float) -> tuple[float, float]:
+    """The hull of the cells `out` (one time) leaves; `share`, the observed one, where it leaves none
+    (within the sequence's chance alpha)."""
+    cells = out.shape[-1]
     keep = np.flatnonzero(~out)
-    if keep.size == 0:  # every cell excluded (within the sequence's chance alpha): the observed share
-        share = float(np.mean(s))
+    if keep.size == 0:
         return share, share
     return keep[0] / cells, (keep[-1] + 1) / cells
 
@@ -86,7 +91,12 @@ def claims(s: np.ndarray, alpha: float, delta: float = 0.0, cells: int = CELLS
     """Per seed, whether it has been shown that theta > 1/2 (better on most seeds), theta < 1/2
     (worse on most seeds), and, where delta > 0, |theta - 1/2| < delta (neither better on more
     than 1/2 + delta of seeds)."""
-    out = excluded(s, alpha, cells)
+    return claims_of(excluded(s, alpha, cells), delta)
+
+
+def claims_of(out: np.ndarray, delta: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`claims` read off excluded cells (the last axis), so one sequence serves the interval and the decision."""
+    cells = out.shape[-1]
     half = cells // 2
     better = out[..., :half].all(-1)
     worse = out[..., half:].all(-1)
@@ -94,8 +104,7 @@ def claims(s: np.ndarray, alpha: float, delta: float = 0.0, cells: int = CELLS
         return better, worse, np.zeros_like(better)
     k = math.floor((0.5 - delta) * cells + 1e-9)
     j = math.ceil((0.5 + delta) * cells - 1e-9)
-    within = out[..., :k].all(-1) & out[..., j:].all(-1)
-    return better, worse, within
+    return better, worse, out[..., :k].all(-1) & out[..., j:].all(-1)
 
 
 def agreeing_to_decide(alpha: float, horizon: int = 400) -> int | None:

@@ -47,10 +47,11 @@ def mean(x: np.ndarray, margin: float, alpha: float) -> tuple[np.ndarray, np.nda
     return code, np.where(up, 1, np.where(down, -1, 0)).astype(np.int8)
 
 
-def improvement_codes(s: np.ndarray, alpha: float, delta: float = 0.0) -> np.ndarray:
+def improvement_codes(s: np.ndarray, alpha: float, delta: float = 0.0, *, out: np.ndarray | None = None
+                      ) -> np.ndarray:
     """The probability of improvement's decision after every seed (shape s.shape), `s` the seeds'
-    scores in {0, 1/2, 1}."""
-    better, worse, within = improvement.claims(s, alpha, delta)
+    scores in {0, 1/2, 1}; `out`: their excluded cells where the caller has them already."""
+    better, worse, within = improvement.claims_of(improvement.excluded(s, alpha) if out is None else out, delta)
     code = np.full(s.shape, UNRESOLVED, dtype=np.int8)
     code[within] = EQUIVALENT
     code[better] = BETTER
