@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,12 +98,14 @@ def _check_exact(spec: StudySpec, loaded: Loaded, what: str) -> None:
                          "for a greedy model), or choose an eval/random/… or eval/optimal/… objective.")
 
 
-def with_default_seeds(spec: StudySpec, seeds: int | None) -> StudySpec:
+def with_default_seeds(spec: StudySpec, seeds: int | None, device: str = "cpu") -> StudySpec:
     """A command-line grid that names no seeds (neither swept nor fixed) compares its conditions
     over seeds all the same: with one swept key its first value is the baseline (declared by the
     order the user typed, before any data), which makes the family k - 1 comparisons instead of
     every pair, and it runs seeds 0..n-1: `seeds` (the config's study.seeds), or, when None, the
-    seeds after which a comparison whose seeds all agree decides. Other specs come back as given."""
+    seeds after which a comparison whose seeds all agree decides. On a CPU it runs one worker a
+    core (up to 8; --workers sets another number), as a small model gains little from a second
+    thread. Other specs come back as given."""
     from ttt_lab.stats.design import Design
     from ttt_lab.stats.floors import agreeing
 
@@ -115,15 +118,16 @@ def with_default_seeds(spec: StudySpec, seeds: int | None) -> StudySpec:
         return spec
     baseline = spec.baseline or (f"{next(iter(swept))}={next(iter(swept.values()))[0]}" if len(swept) == 1 else "")
     n = seeds or agreeing(Design(), k - 1 if baseline else k * (k - 1) // 2) or 2
+    workers = min(os.cpu_count() or 1, 8, k * n) if device == "cpu" and spec.workers == 1 else spec.workers
     return dataclasses.replace(spec, params={**spec.params, "seed": ",".join(map(str, range(n)))}, baseline=baseline,
-                               default_seeds=True)
+                               default_seeds=True, workers=workers)
 
 
 def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:
     compose = compose or Composer()
     _check_objectives(spec)
     base = _load(spec.overrides, "the study's fixed overrides", compose)
-    spec = with_default_seeds(spec, base.cfg.study.seeds)
+    spec = with_default_seeds(spec, base.cfg.study.seeds, base.cfg.model.device)
     _check_audited(spec, base, "the study's fixed overrides")
     _check_exact(spec, base, "the study's fixed overrides")
     plan = Plan(spec, base, compose=compose)
