@@ -99,8 +99,10 @@ wheel-smoke: $(STAMP)  ## build the wheel and sdist (twine check), install the w
 	  echo "warning: the verifiers extra did not install (see $(WHEEL_VENV)/verifiers-install.log)"; fi
 	work=$$(mktemp -d) && bash tests/wheel_smoke.sh $(WHEEL_VENV) $$work && rm -rf $$work
 
-run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study, settled, and its report
-	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml --until-settled; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
+RUN_ARGS ?=
+
+run: $(STAMP)  ## the main job on the embedded defaults: the quickstart study, settled, and its report (RUN_ARGS: overrides)
+	$(VENV)/bin/ttt-lab sweep sweeps/quickstart.yaml $(RUN_ARGS) --until-settled; status=$$?; $(VENV)/bin/ttt-lab report quickstart; exit $$status
 
 bench: $(STAMP)  ## benchmarks: environment, solver, CLI start-up, eval with tracking, opponent audit, sweep orchestration, RL training
 	$(PY) benchmarks/bench_env.py

@@ -129,7 +129,8 @@ def config_page() -> str:
     lines = ["# Configuration", "",
              "Every key of the configuration with its default and meaning, generated from the schema dataclasses "
              "(`ttt_lab/config/schema.py` and the section modules it imports) by `docs/gen_reference.py`. The "
-             "schema is the one source of defaults; files under `conf/` select groups and override values, so a "
+             "schema is the one source of defaults; files under `conf/` select groups and override values (the "
+             "root selects `experiment=tiny_cpu_quick`, the embedded default; `~experiment` sets it aside), so a "
              "preset's values (e.g. `experiment=tiny_cpu`) differ from these: `ttt-lab config show "
              "experiment=tiny_cpu --diff` prints what a preset changes.", ""]
     hints_of: dict[type, dict[str, Any]] = {}

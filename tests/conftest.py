@@ -148,9 +148,10 @@ def smoke_trained(smoke_home: Path):
         return api.train(SMOKE_TRAINING)
 
 
-# A small training config and a briefly warmed-up model, shared by the training and engine tests.
-SMALL = ["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0",
-         "train.sft.num_games=120",
+# A small training config on the schema's defaults (the root preset set aside) and a briefly
+# warmed-up model, shared by the training and engine tests.
+SMALL = ["~experiment", "env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5",
+         "train.sft.teacher_p_random=0.0", "train.sft.num_games=120",
          "train.sft.batch_size=16", "batch_size=16", "num_generations=4", "lr=1e-3", "tracking.enabled=false"]
 
 

@@ -56,8 +56,8 @@ def test_run_has_params_tags_and_artifacts_and_hash_is_stable(home: Path) -> Non
     cli("eval", "eval.suite=quick", "games=20", "seed=6", "eval.mode=sampled")
     rs = sorted(runs(home), key=lambda r: r.info.start_time)
     first = rs[0]
-    assert first.data.params["env.max_model_turns"] == "10"
-    assert first.data.params["train.phases.0.batch_size"] == "64"
+    assert first.data.params["env.max_model_turns"] == "6"  # the default preset's (experiment=tiny_cpu_quick)
+    assert first.data.params["train.phases.0.batch_size"] == "128"
     assert first.data.params["seed"] == "5"
     tags = first.data.tags
     for key in ("ttt.config_hash", "mlflow.source.git.commit", "ttt.git_dirty", "ttt.command", "ttt.seed",

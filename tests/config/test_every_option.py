@@ -1,6 +1,7 @@
 """Every option of every config group (conf/<group>/<option>.yaml, nested groups included) composes
-alone on top of the defaults into a validated config, and shows in it: the composed config is the
-defaults exactly, except at the keys the option's YAML sets (with its own defaults list: an
+alone on top of the schema's defaults (`~experiment`: the root's preset aside, so that what an
+option sets is measured against the schema) into a validated config, and shows in it: the composed
+config is those defaults exactly, except at the keys the option's YAML sets (with its own defaults list: an
 experiment built on another, an `override /opponent: ...`), and there it holds the YAML's values.
 An option whose YAML sets nothing (the group's default choice, `ablation=none`) changes nothing.
 
@@ -144,9 +145,17 @@ def _under(key: str, claimed: set[str]) -> bool:
     return any(key == c or key.startswith(c + ".") for c in claimed)
 
 
+SCHEMA = ["~experiment"]
+"""The root's experiment preset set aside; an experiment option replaces it anyway."""
+
+
 @pytest.fixture(scope="module")
 def defaults() -> dict[str, Any]:
-    return defaults_tree()
+    return load(SCHEMA).tree
+
+
+def _alone(option: str) -> list[str]:
+    return [option] if option.startswith("experiment=") else [*SCHEMA, option]
 
 
 def test_options_are_found_in_every_group() -> None:
@@ -161,10 +170,10 @@ def test_options_are_found_in_every_group() -> None:
 def test_every_option_composes_alone_and_shows_in_the_config(option: str, defaults: dict[str, Any]) -> None:
     if option in CANNOT_LOAD_ALONE:
         with pytest.raises(TttLabError, match=CANNOT_LOAD_ALONE[option]):
-            load([option])
+            load(_alone(option))
         return
-    loaded = load([option])
-    assert loaded.overrides == [option] and loaded.resolved_overrides == [option]
+    loaded = load(_alone(option))
+    assert loaded.overrides == _alone(option) and loaded.resolved_overrides == _alone(option)
     group, name = option.split("=")
     claimed: set[str] = set()
     sets = _sets(group, name, claimed)
@@ -177,4 +186,4 @@ def test_every_option_composes_alone_and_shows_in_the_config(option: str, defaul
     assert not stray, f"{option} changed keys its YAML does not set: {stray}"
     assert bool(changed) == bool(sets), f"{option} sets {sorted(sets)}, all to the defaults' values: it is invisible"
     if ROOT_CHOICE.get(group) == name:
-        assert loaded.tree == defaults, f"{option} is the default choice, so choosing it changes nothing"
+        assert load([option]).tree == defaults_tree(), f"{option} is the default choice, so choosing it changes nothing"

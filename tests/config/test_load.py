@@ -8,7 +8,7 @@ from ttt_lab.errors import InvalidSetting
 
 
 def test_defaults_compose_to_the_schema() -> None:
-    loaded = load([])
+    loaded = load(["~experiment"])  # the root's preset set aside (tests/config/test_presets.py has it)
     assert loaded.cfg.opponent.tie_break == "random"
     assert loaded.cfg.env.penalty.mode == "flat"
     assert len(loaded.cfg.train.phases) == 1
@@ -39,13 +39,13 @@ def test_published_experiment_encodes_the_recipe() -> None:
     ],
 )
 def test_ablation_presets(ablation: str, key: str, value: str) -> None:
-    tree = load([f"ablation={ablation}"]).tree
+    tree = load(["~experiment", f"ablation={ablation}"]).tree
     section, _, leaf = key.rpartition(".")
     node = tree
     for part in section.split("."):
         node = node[part]
     assert node[leaf] == value
-    assert load([]).tree != tree
+    assert load(["~experiment"]).tree != tree
 
 
 def test_ablations_combine() -> None:
@@ -108,7 +108,7 @@ def test_an_override_of_a_phase_the_list_lacks_says_how_many_there_are(preset: l
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
-        (["dataset.p_min=0.9"], "dataset.p_min"),
+        (["~experiment", "dataset.p_min=0.9"], "dataset.p_min"),
         (["env.max_model_turns=0"], "env.max_model_turns"),
         (["tie_break=middle"], "opponent.tie_break"),
         (["batch_size=60"], "train.phases.0.batch_size"),
@@ -116,8 +116,8 @@ def test_an_override_of_a_phase_the_list_lacks_says_how_many_there_are(preset: l
         (["env.penalty.amount=-1"], "env.penalty.amount"),
         (["train.phases.0.p_min=0.8", "train.phases.0.p_max=0.2"], "train.phases.0.p_min"),
         (["experiment=tiny_cpu", "train.phases.1.p_min=0.5", "train.phases.1.p_max=0.3"], "train.phases.1.p_min"),
-        (["dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
-        (["dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
+        (["~experiment", "dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
+        (["~experiment", "dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
         (["seed=-1"], "seed"),
         (["seed=4294967296"], "seed"),
         (["train.sft.epochs=0"], "train.sft.epochs"),

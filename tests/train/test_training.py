@@ -290,7 +290,7 @@ def test_teacher_trees_join_the_sampled_games(tmp_path: Path) -> None:
 
 def test_a_warm_up_with_no_games_and_no_trees_is_refused() -> None:
     with pytest.raises(InvalidSetting, match=r"train\.sft\.num_games.*teacher_trees"):
-        load(["train.sft.num_games=0"])
+        load(["train.sft.num_games=0", "train.sft.teacher_trees=0"])
     load(["train.sft.num_games=0", "train.sft.enabled=false"])
 
 

@@ -1,14 +1,24 @@
-"""A sweep's wall time, estimated before it runs from the games each planned trial plays (its
-warm-up's teacher games times epochs, its RL phases' updates times games per update) at rates of
-the tiny model on the slowest CPU path measured (fp32, AVX2; docs/benchmarks.md), plus a fixed cost
-for the process and its evaluation: a rough figure for choosing seeds and workers, not a promise."""
+"""A sweep's wall time, estimated before it runs from the games each planned trial plays (its RL
+phases' updates times games per update, its warm-up's teacher games times epochs, a warm-up paid
+once by every trial that shares it) at rates of the tiny model on one torch thread of the slowest
+CPU path measured (fp32, AVX2; docs/benchmarks.md), plus a fixed cost per trial for the process,
+the configs, the store and the evaluation: a rough figure for choosing seeds and workers, not a
+promise."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Iterable
+
 from ttt_lab.config.schema import Config
 
-SFT_GAMES_PER_S = 150.0
 RL_GAMES_PER_S = 150.0
+"""RL games a second, generation and update together, at 128 games an update."""
+SFT_GAMES_PER_S = 150.0
+"""Teacher games a second in one warm-up epoch."""
+TREE_GAMES = 750
+"""The games of one teacher tree (every opponent reply, both sides)."""
 START_S = 20.0
 """A trial's fixed cost: the process, the imports, the config, the store, the exact evaluation."""
 
@@ -18,13 +28,31 @@ def trial_games(cfg: Config) -> tuple[int, int]:
     from ttt_lab.train.phase_data import phase_steps
 
     t = cfg.train
-    sft = t.sft.num_games * t.sft.epochs if t.sft.enabled else 0
+    sft = (t.sft.num_games + TREE_GAMES * t.sft.teacher_trees) * t.sft.epochs if t.sft.enabled else 0
     return sft, sum(phase_steps(cfg, p) * p.batch_size for p in t.phases)
 
 
 def trial_seconds(cfg: Config) -> float:
-    sft, rl = trial_games(cfg)
-    return START_S + sft / SFT_GAMES_PER_S + rl / RL_GAMES_PER_S
+    """One trial's time, its warm-up aside (`warm_up`)."""
+    return START_S + trial_games(cfg)[1] / RL_GAMES_PER_S
+
+
+def warm_up(cfg: Config) -> tuple[str, float]:
+    """The warm-up's identity (what its cache is keyed on, the base model's content aside) and
+    its time: trials with one identity pay it once."""
+    from ttt_lab.config.schema import warm_up_seed
+
+    if not cfg.train.sft.enabled:
+        return "", 0.0
+    key = {"sft": dataclasses.asdict(cfg.train.sft) | {"seed": warm_up_seed(cfg)},
+           "env": dataclasses.asdict(cfg.env), "model": dataclasses.asdict(cfg.model)}
+    return json.dumps(key, sort_keys=True, default=str), trial_games(cfg)[0] / SFT_GAMES_PER_S
+
+
+def study_seconds(trials: Iterable[tuple[float, tuple[str, float]]]) -> float:
+    """Trial time summed over workers: each trial's own time, each distinct warm-up once."""
+    trials = list(trials)
+    return sum(s for s, _ in trials) + sum(dict(w for _, w in trials if w[0]).values())
 
 
 def text(seconds: float) -> str:

@@ -29,7 +29,9 @@ class PlannedTrial:
     """The trial's own overrides (the study's fixed ones not repeated)."""
     config_hash: str
     seconds: float = 0.0
-    """Its wall time, estimated from the games it plays (`studies.estimate`)."""
+    """Its wall time, its warm-up aside, estimated from the games it plays (`studies.estimate`)."""
+    warm_up: tuple[str, float] = ("", 0.0)
+    """Its warm-up's identity and time (`estimate.warm_up`): trials sharing one pay it once."""
 
 
 class Composer:
@@ -138,7 +140,7 @@ def make_plan(spec: StudySpec, compose: Composer | None = None) -> Plan:
             _check_audited(spec, loaded, what)
             _check_exact(spec, loaded, what)
             plan.trials.append(PlannedTrial(i, overrides[len(spec.overrides):], loaded.config_hash,
-                                            estimate.trial_seconds(loaded.cfg)))
+                                            estimate.trial_seconds(loaded.cfg), estimate.warm_up(loaded.cfg)))
     else:
         from ttt_lab.studies.space import distributions
 

@@ -96,7 +96,7 @@ def design_line(plan: Plan, workers: int | None = None) -> str:
     agree = agreeing(Design(spec.decisions, looks=tuple(spec.looks or ())), family) if k > 1 else None
     when = f"; a comparison whose seeds all agree decides after {agree} seeds" if agree else ""
     n = max(1, workers or spec.workers)
-    total = sum(t.seconds for t in plan.trials) / n
+    total = estimate.study_seconds((t.seconds, t.warm_up) for t in plan.trials) / n
     cost = f"; {len(plan.trials)} trials on {n} worker(s): {estimate.text(total)}" if plan.trials else ""
     if spec.kind != "grid":
         return (f"a search on {spec.objectives[0].metric}: its trials are ranked, not decided{cost}; a grid over "
