@@ -17,7 +17,8 @@ from ttt_lab.formats import points
 from ttt_lab.pages import Figures, Para, Table
 from ttt_lab.report import figures
 from ttt_lab.report.collect import FINAL_METRICS, Study, spec_of
-from ttt_lab.stats.decide import BETTER, EQUIVALENT, UNRESOLVED, WORSE, Comparison, Decisions, decide
+from ttt_lab.stats import words
+from ttt_lab.stats.decide import UNRESOLVED, Comparison, Decisions, decide
 from ttt_lab.stats.design import ANYTIME, FIXED, MEAN_ALPHA, Design, default_bounds
 from ttt_lab.studies.spec import DEFAULT_MARGIN
 from ttt_lab.tracking import keys
@@ -153,43 +154,9 @@ def _span(c: Comparison) -> str:
     return f"{points(c.difference)} points [{points(c.lo)}, {points(c.hi)}]"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
-
-def _share(lo: float) -> str:
-    """The interval's lower end as the sentence says it: the sequence excludes every value at or
-    below one half, so at its least it says "more than half"."""
-    return f"better on at least {_pct(lo)} of seeds" if lo > 0.505 else "better on more than half of the seeds"
-
-
 def primary(c: Comparison, a: Answer) -> str:
     """The probability of improvement's sentence for one comparison, in the endpoint's words."""
-    level = 1 - (a.decisions.design.alpha if a.decisions else 0.05)
-    fixed = c.procedure == FIXED
-    how = f"exact sign test, p = {c.p:.2g}" if fixed else f"anytime {100 * level:.0f} %"
-    better = "higher" if a.direction == "maximize" else "lower"
-    if c.decision == BETTER:
-        bound = "" if fixed else f": {_share(c.improvement_lo)}"
-        return (f"{c.condition} trained the better policy ({better} {a.metric}) than {c.reference} on {c.better} of "
-                f"{c.seeds} seeds{bound} ({how}).")
-    if c.decision == WORSE:
-        bound = "" if fixed else f": {_share(1 - c.improvement_hi)}"
-        return (f"{c.reference} trained the better policy ({better} {a.metric}) than {c.condition} on {c.worse} of "
-                f"{c.seeds} seeds{bound} ({how}).")
-    if c.decision == EQUIVALENT:
-        d = a.decisions.design.delta if a.decisions else 0.0
-        return (f"{c.condition} and {c.reference} are equivalent: neither is better on more than {_pct(0.5 + d)} of "
-                f"seeds (probability of improvement in [{c.improvement_lo:.2f}, {c.improvement_hi:.2f}], {how}).")
-    if c.seeds < 2:
-        return (f"{c.condition} against {c.reference} is unresolved: with {c.seeds or 'no'} seed"
-                f"{'s' * (c.seeds != 1)} compared there is nothing to decide on; give the study seeds (seed=0,1,2).")
-    agree = (f" If the next seeds agree with the majority, it decides after {c.if_agree} seeds."
-             if c.if_agree else "")
-    chance = f" Projected chance of a decision: {_chances(c)}." if c.settle else ""
-    return (f"{c.condition} against {c.reference} is unresolved after {c.seeds} seeds: better on {c.better}, worse on "
-            f"{c.worse}, tied on {c.ties}; probability of improvement {c.improvement:.2f} "
-            f"[{c.improvement_lo:.2f}, {c.improvement_hi:.2f}].{agree}{chance}")
+    return words.primary(c, metric=a.metric, direction=a.direction, design=a.decisions.design if a.decisions else None)
 
 
 def secondary(c: Comparison, a: Answer) -> str:

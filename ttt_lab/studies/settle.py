@@ -14,7 +14,7 @@ from typing import Any
 
 from ttt_lab import events, log
 from ttt_lab.formats import points
-from ttt_lab.stats import floors, projection
+from ttt_lab.stats import floors, projection, words
 from ttt_lab.stats.decide import UNRESOLVED, Decisions, decide
 from ttt_lab.stats.design import FIXED, Design, default_bounds, planned_looks
 from ttt_lab.studies import blocks
@@ -250,6 +250,9 @@ def _settle(plan: Plan, initial: list[int], budget: int, design: Design,
                         design=design, looks=looks, maximize=maximize)
         projection.project(result, budget, len(initial), maximize=maximize)
         events.emit(decisions_table(result, n, budget))
+        for c in result.comparisons:  # the answer in the endpoint's words, one sentence a comparison
+            LOG.info(words.primary(c, metric=spec.objectives[0].metric, direction=spec.objectives[0].direction,
+                                   design=design))
         with study_mutex(storage, url, spec.name):  # processes sharing the study: one writes its answer's runs
             _record(study, lambda: _store(plan), spec, result, budget, publish)
         if all(c.decision != UNRESOLVED for c in result.comparisons):
