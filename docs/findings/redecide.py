@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = {"exploiter": "exploiter", "memorisation": "memorisation", "batch_size/fixed-games": "batch_size",
             "batch_size/fixed-updates": "batch_size_updates", "curriculum": "curriculum",
             "memorisation/warm-ups": "memorisation_warmups", "batch_size/fixed-updates-warm-ups":
-                "batch_size_updates_warmups", "curriculum/confirm": "curriculum_confirm", "quickstart": "quickstart"}
+                "batch_size_updates_warmups", "curriculum/confirm": "curriculum_confirm", "quickstart": "quickstart",
+            "batch_size/card": "card"}
 DECLARED_FIRST = {"batch_size_updates_warmups", "curriculum_confirm"}
 """Studies whose collapse threshold was in the study file before their first trial."""
 EXPLORATORY = ("The collapse threshold was declared after these trials ran: the collapse rates below are "
