@@ -194,6 +194,6 @@ def test_a_command_line_grid_without_seeds_runs_seeds_against_its_first_value_an
     assert "seeds 0,1 in every condition (none named" in text and "P(improvement)" in text, text
     assert f"4 trials on {min(os.cpu_count() or 1, 4)} worker(s)" in text, text  # one a core, no more than trials
     assert "the seed budget (2) is spent" in text and "--until-settled --max-seeds" in text, text
-    assert "against eval.transcript=True is unresolved after 2 seeds: better on" in text, text  # in the endpoint's words
+    assert "against eval.transcript=True is unresolved after 2 seeds: better on" in text, text  # the endpoint's words
     one = cli("sweep", "eval.transcript=true,false", "experiment=smoke", "--name", "one", "--dry-run")
     assert "no seed parameter" in " ".join(one.stdout.split())

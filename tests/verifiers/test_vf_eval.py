@@ -58,7 +58,7 @@ def test_vf_eval_plays_what_ttt_lab_eval_plays(tmp_path: Path, endpoint: str, ho
     theirs = by_game(traces(tmp_path))
 
     out = cli("eval", "player=openai", f"player.base_url={endpoint}", "player.served_model=scripted",
-                  "tracking.enabled=false", *EVAL_OVERRIDES)
+                  "tracking.enabled=false", "~experiment", *EVAL_OVERRIDES)  # the environment's settings
     (transcript,) = home.glob("evals/*/transcript.jsonl")
     ours = [json.loads(line) for line in transcript.read_text().splitlines()]
     assert len(ours) == len(theirs) == 8, out.stdout
@@ -76,7 +76,7 @@ def test_the_train_split_plays_the_configured_dataset_and_opponent(tmp_path: Pat
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     theirs = by_game(traces(tmp_path))
 
-    cfg = load(TRAIN_OVERRIDES).cfg
+    cfg = load(["~experiment", *TRAIN_OVERRIDES]).cfg  # the environment composes the schema's settings
     examples = make_dataset(cfg.dataset, cfg.seed)
     records = play_games(OpenAIPlayer(endpoint, "scripted"), examples, cfg.env, build_opponent(cfg.opponent))
     assert len(records) == len(theirs) == 6

@@ -37,9 +37,9 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("vllm-train")
     base = build_tiny(home / "tiny", ModelConfig(hidden_size=64, num_layers=1, num_heads=2, intermediate_size=128),
                       seed=0)
-    cfg = load(["env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5", "train.sft.teacher_p_random=0.0",
-                "train.sft.num_games=120", "train.sft.batch_size=16", "train.sft.epochs=10",
-                "train.sft.learning_rate=1e-2", "tracking.enabled=false", f"home={home}"]).cfg
+    cfg = load(["~experiment", "env.think=off", "player.max_new_tokens=6", "env.max_model_turns=5",
+                "train.sft.teacher_p_random=0.0", "train.sft.num_games=120", "train.sft.batch_size=16",
+                "train.sft.epochs=10", "train.sft.learning_rate=1e-2", "tracking.enabled=false", f"home={home}"]).cfg
     run_sft(cfg, str(base), home / "sft")
     return home / "sft"
 

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from ttt_lab.config import overrides as ov
 from ttt_lab.config.identity import HASH_EXCLUDED, NEUTRAL_DEFAULTS, config_hash  # noqa: F401
+from ttt_lab.config.root_preset import set_aside
 from ttt_lab.config.schema import Config, validate
 from ttt_lab.errors import TttLabError
 
@@ -191,7 +192,8 @@ def aliases() -> dict[str, list[str]]:
 
 
 def compose_tree(overrides: list[str]) -> Any:
-    """Hydra composition; Hydra's errors become one-paragraph `ConfigError`s."""
+    """Hydra composition; Hydra's errors become one-paragraph `ConfigError`s. The root's preset is
+    set aside where it does not apply (`root_preset.set_aside`)."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException, MissingConfigException
     from omegaconf.errors import OmegaConfBaseException
@@ -203,7 +205,8 @@ def compose_tree(overrides: list[str]) -> Any:
     extra = [_hydra_searchpath(folders[1:])] if len(folders) > 1 else []
     try:
         with initialize_config_dir(config_dir=str(folders[0]), version_base="1.3", job_name="ttt-lab"):
-            return compose(config_name="config", overrides=[*overrides, *extra])
+            aside = set_aside(overrides, folders[0] / "config.yaml")
+            return compose(config_name="config", overrides=[*aside, *overrides, *extra])
     except MissingConfigException as e:
         options = ", ".join(e.options or [])
         raise ConfigError(
