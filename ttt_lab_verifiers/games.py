@@ -39,8 +39,12 @@ class Game:
 
 @cache
 def settings(overrides: tuple[str, ...]) -> Loaded:
-    """ttt-lab's configuration for these overrides (the CLI's own composition and checks)."""
-    return load(list(overrides))
+    """ttt-lab's configuration for these overrides (the CLI's own composition and checks), on the
+    schema's settings, the published environment (thinking allowed, ten turns): the root's preset
+    is the tiny offline model's, and a model served to this environment is not that model. An
+    `experiment=` override chooses a preset all the same."""
+    named = any(o.lstrip("+~").startswith("experiment") for o in overrides)
+    return load(list(overrides) if named else ["~experiment", *overrides])
 
 
 def games(loaded: Loaded, split: str) -> list[Game]:
