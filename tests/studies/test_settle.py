@@ -188,11 +188,12 @@ def test_a_command_line_grid_without_seeds_runs_seeds_against_its_first_value_an
     runs as many as an all-agreeing comparison needs; the smoke preset sets 1) against its first
     value, and ends with one look: the decisions in the endpoint's words."""
     args = ["eval.transcript=true,false", "experiment=smoke", "study.seeds=2", "--name", "card"]
-    out = cli("sweep", *args)
+    dry = " ".join(cli("sweep", *args, "--dry-run").stdout.split())
+    assert f"4 trials on {min(os.cpu_count() or 1, 4)} worker(s)" in dry, dry  # one a core, no more than trials
+    out = cli("sweep", *args, "--workers", "1")  # in this process: no interpreter to start
     text = " ".join(out.stdout.split())
     assert "each condition against eval.transcript=True (the first value typed" in text, text
     assert "seeds 0,1 in every condition (none named" in text and "P(improvement)" in text, text
-    assert f"4 trials on {min(os.cpu_count() or 1, 4)} worker(s)" in text, text  # one a core, no more than trials
     assert "the seed budget (2) is spent" in text and "--until-settled --max-seeds" in text, text
     assert "against eval.transcript=True is unresolved after 2 seeds: better on" in text, text  # the endpoint's words
     one = cli("sweep", "eval.transcript=true,false", "experiment=smoke", "--name", "one", "--dry-run")
