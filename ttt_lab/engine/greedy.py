@@ -86,11 +86,11 @@ class GreedyReplies:
                 for chunk, items in groups.items():
                     parent = self._last[chunk].batch
                     for start in range(0, len(items), self.batch_size):
-                        part = items[start : start + self.batch_size]
-                        feed = [new for _, _, new in part]
-                        batch = _grown(model, parent, [row for _, row, _ in part],
+                        grown = items[start : start + self.batch_size]
+                        feed = [new for _, _, new in grown]
+                        batch = _grown(model, parent, [row for _, row, _ in grown],
                                        max(map(len, feed)) + self.sampling.max_new_tokens + 1)
-                        done.append(self._answer(model, batch, [i for i, _, _ in part], feed, prompts, keys, out))
+                        done.append(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
         finally:
             self.model.train(was_training)
         self._last = done

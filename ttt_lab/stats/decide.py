@@ -103,7 +103,8 @@ def decide(values: Mapping[str, Values], *, reference: str, declared: bool, metr
     family = max(1, len(pairs))
     keyed = {p: differences(values[p[0]], values[p[1]]) for p in pairs}
     comps = {p: _compare(keyed[p], p, metric, design, family, maximize) for p in pairs}
-    taken, spent = list(looks), []
+    taken = list(looks)
+    spent: list[float] = []
     if design.procedure == FIXED:
         taken, spent = _fixed(comps, {p: keyed[p][2] for p in pairs}, design, maximize)
     for c in comps.values():

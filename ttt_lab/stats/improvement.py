@@ -98,13 +98,13 @@ def claims_of(out: np.ndarray, delta: float = 0.0) -> tuple[np.ndarray, np.ndarr
     """`claims` read off excluded cells (the last axis), so one sequence serves the interval and the decision."""
     cells = out.shape[-1]
     half = cells // 2
-    better = out[..., :half].all(-1)
-    worse = out[..., half:].all(-1)
+    better = np.asarray(out[..., :half].all(-1))
+    worse = np.asarray(out[..., half:].all(-1))
     if delta <= 0:
         return better, worse, np.zeros_like(better)
     k = math.floor((0.5 - delta) * cells + 1e-9)
     j = math.ceil((0.5 + delta) * cells - 1e-9)
-    return better, worse, out[..., :k].all(-1) & out[..., j:].all(-1)
+    return better, worse, np.asarray(out[..., :k].all(-1) & out[..., j:].all(-1))
 
 
 def agreeing_to_decide(alpha: float, horizon: int = 400) -> int | None:

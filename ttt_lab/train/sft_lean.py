@@ -229,8 +229,9 @@ def accuracy(model, tokenizer, games: Sequence[Encoded], digits: dict[int, int],
             chunk = games[i: i + micro_batch_size]
             ids, labels = batch_tensors(chunk, pad)
             with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                pred, target = predictions(model, ids.to(device), labels.to(device))
-            pred, target = pred.tolist(), target.tolist()
+                predicted, targeted = predictions(model, ids.to(device), labels.to(device))
+            pred: list[int] = predicted.tolist()
+            target: list[int] = targeted.tolist()
             pos = 0
             for g, e in zip(range(i, i + len(chunk)), chunk, strict=True):
                 for k, span in enumerate(_spans(e.labels)):

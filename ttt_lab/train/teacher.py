@@ -76,7 +76,7 @@ def coverage(records: Sequence[GameRecord], targets: Sequence[int] = (), think: 
     counts = position_counts(records, think)
     t = table()
     first = sum(n for s, n in counts.items() if t.x_to_move[s])
-    out = {"games": len(records), "decisions": sum(counts.values()), "decisions_first": first,
+    out: dict[str, float] = {"games": len(records), "decisions": sum(counts.values()), "decisions_first": first,
            "decisions_second": sum(counts.values()) - first, "positions": len(counts)}
     if targets:
         per = [counts.get(s, 0) for s in targets]

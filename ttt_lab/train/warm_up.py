@@ -6,6 +6,7 @@ teacher's move, and passes over those mistakes plus the optimal lines."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -182,6 +183,10 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         rounds.append(row)
         if pool:
             losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
-                               on_epoch=lambda e, k=k: measure(f"DAgger {k + 1} epoch {e + 1}"))
+                               on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
     rounds.append(walk_row("DAgger end")[0])
     return losses
+
+
+def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
+    measure(f"{label} epoch {epoch + 1}")
