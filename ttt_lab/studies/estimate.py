@@ -7,7 +7,6 @@ promise."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable
 
@@ -40,13 +39,12 @@ def trial_seconds(cfg: Config) -> float:
 def warm_up(cfg: Config) -> tuple[str, float]:
     """The warm-up's identity (what its cache is keyed on, the base model's content aside) and
     its time: trials with one identity pay it once."""
-    from ttt_lab.config.schema import warm_up_seed
+    from ttt_lab.train.pipeline import warm_up_settings
 
     if not cfg.train.sft.enabled:
         return "", 0.0
-    key = {"sft": dataclasses.asdict(cfg.train.sft) | {"seed": warm_up_seed(cfg)},
-           "env": dataclasses.asdict(cfg.env), "model": dataclasses.asdict(cfg.model)}
-    return json.dumps(key, sort_keys=True, default=str), trial_games(cfg)[0] / SFT_GAMES_PER_S
+    key = json.dumps(warm_up_settings(cfg), sort_keys=True, default=str)
+    return key, trial_games(cfg)[0] / SFT_GAMES_PER_S
 
 
 def study_seconds(trials: Iterable[tuple[float, tuple[str, float]]]) -> float:

@@ -47,19 +47,23 @@ class TrainOutcome:
     """`final` against `sft` game by game, per opponent (empty without SFT)."""
 
 
+def warm_up_settings(cfg: Config) -> dict:
+    """What a warm-up reads of the config: trials alike here share one warm-up (the base model's
+    content and the arithmetic aside, `sft_key`)."""
+    from ttt_lab.train.sft import teacher_dataset
+
+    sft = dataclasses.asdict(cfg.train.sft)
+    del sft["seed"]  # the warm-up's seed is the key's "seed"
+    return {"sft": sft, "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
+            "seed": warm_up_seed(cfg), "model": dataclasses.asdict(cfg.model) | {"path": ""}}
+
+
 def sft_key(cfg: Config, base: str, runtime: Runtime | None = None) -> str:
     """The warm-up cache's key: its settings and the base model's *content* (how the home
     path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
     share one warm-up), nor do settings the warm-up never reads (the RL phases' dataset sampling:
     a curriculum study's arms share one); a bf16 or compiled warm-up is not an fp32 one."""
-    from ttt_lab.train.sft import teacher_dataset
-
-    sft = dataclasses.asdict(cfg.train.sft)
-    del sft["seed"]  # the warm-up's seed is the key's "seed"
-    spec = {"base": checkpoint_digest(base), "sft": sft,
-            "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
-            "seed": warm_up_seed(cfg),
-            "model": dataclasses.asdict(cfg.model) | {"path": ""}}
+    spec = {"base": checkpoint_digest(base), **warm_up_settings(cfg)}
     runtime = runtime or resolve(cfg)  # how the warm-up's arithmetic ran: a bf16 or compiled one differs
     spec |= {"bf16": runtime.bf16, "compiled": runtime.compile}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
