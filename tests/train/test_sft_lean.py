@@ -60,6 +60,29 @@ def test_head_at_the_loss_and_a_shared_prefix_give_the_full_loss_and_gradients(t
             torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
 
 
+def test_every_token_loss_is_trls_loss_without_assistant_only(two_layers: Path, tmp_path: Path) -> None:
+    """`assistant_only_loss=false` (the tiny model's warm-up): every token but padding carries loss,
+    as TRL's collator labels it, and the loop's loss is transformers' over the same labels."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import IGNORE, batch_tensors, encode, loss_sum
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 4)
+    enc = [encode(tok, r.messages, every_token=True) for r in records]
+    for e, r in zip(enc, records, strict=True):
+        whole = tok.apply_chat_template(r.messages, tokenize=True, return_dict=True)["input_ids"]
+        assert e.labels == e.ids == list(whole)
+        assert e.items == len(e.ids) - 1
+    ids, labels = batch_tensors(enc, tok.pad_token_id or 0)
+    assert (labels == IGNORE).sum() == sum(ids.shape[1] - len(e.ids) for e in enc) > 0  # padding only
+    items = sum(e.items for e in enc)
+    reference = model(input_ids=ids, labels=labels, num_items_in_batch=items).loss
+    for head in ("loss", "full"):
+        assert float(loss_sum(model, ids, labels, head=head) / items) == pytest.approx(float(reference), rel=1e-6)
+
+
 def test_encode_marks_the_replies_and_can_keep_some(two_layers: Path, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
@@ -120,6 +143,40 @@ def test_the_walk_enumerates_every_optimal_reply_with_its_probability(tmp_path: 
     dumb = ScriptedPlayer(FirstLegal(), think=False)
     rates = walk_lines(lambda examples, opp: play_games(dumb, examples, cfg.env, opp)).rates()
     assert rates["win"] + rates["draw"] + rates["loss"] == pytest.approx(1.0) and rates["loss"] > 0.5
+
+
+def test_the_walk_survives_a_policy_whose_replays_differ(tmp_path: Path) -> None:
+    """A model's greedy reply can change with the batch it is computed in: a replay that leaves its
+    line goes on as a new line, each line is kept once, and the rates still sum to one a side."""
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.game.opponents import TableOpponent
+    from ttt_lab.players.scripted import ScriptedPlayer
+    from ttt_lab.train.optimal_walk import walk_lines
+
+    cfg = cfg_for(tmp_path)
+    calls = {"n": 0}
+
+    class Fickle(TableOpponent):
+        """The teacher's move, except on every third call, where it plays the last legal cell."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.best = minimax_player(tie_break="first", think=False, scoring="exploit")
+
+        def choose(self, state: int, h: int) -> int:
+            calls["n"] += 1
+            if calls["n"] % 3 == 0:
+                return self._table.legal[state][-1]
+            return self.best.policy.choose(state, h)
+
+    fickle = ScriptedPlayer(Fickle(), think=False)
+    w = walk_lines(lambda examples, opp: play_games(fickle, examples, cfg.env, opp))
+    assert w.replays_left > 0 and w.unwalked == 0
+    lines = [(r.example.model_first, tuple(r.moves)) for r in w.records]
+    assert len(lines) == len(set(lines))
+    for first in (True, False):
+        rates = w.rates(first)
+        assert rates["win"] + rates["draw"] + rates["loss"] == pytest.approx(1.0)
 
 
 def test_teacher_data_spreads_strengths_and_weights_the_first_player(tmp_path: Path) -> None:

@@ -4,10 +4,13 @@ ties at random), and every position that opponent can lead the policy to.
 
 The optimal opponent picks uniformly among its value-keeping moves, so a line's probability is
 the product of 1/k over its choices. The walk plays the games in rounds: each game follows a
-script (which candidate to take at the opponent's n-th move, the first past its end); a game
-that met a choice of k candidates beyond its script spawns k-1 new scripts for the next round.
-A greedy policy plays the same prefix again, so the rounds enumerate the tree; the lines' count
-is the tree's leaves (at most a few hundred).
+script (at the opponent's n-th move, the position it expects and which candidate to take there;
+the first past its end); a game that met a choice of k candidates beyond its script spawns k-1
+new scripts for the next round. A greedy policy plays the same prefix again, so the rounds
+enumerate the tree; the lines' count is the tree's leaves (at most a few hundred). A model's
+greedy reply can still change with the batch it is computed in (its rounding does): a replay
+that leaves its script's positions goes on from there as a new line, a line met twice is kept
+once, and the count of such replays is reported.
 """
 
 from __future__ import annotations
@@ -23,20 +26,40 @@ from ttt_lab.game.solver import candidates, table
 WALK_SEED = 0x0B7A1
 
 
-class BranchOpponent:
-    """The optimal opponent told, per game seed, which of its candidates to play at each move."""
+Choice = tuple[int, int]
+"""(the position's state, a candidate's index there, or the count of candidates when met)."""
 
-    def __init__(self, scripts: dict[int, tuple[int, ...]]) -> None:
+
+class BranchOpponent:
+    """The optimal opponent told, per game seed, which of its candidates to play at each move;
+    it plays the first candidate past its script, or from the first position its script did not
+    expect (`left`: the move number where each such game left it)."""
+
+    def __init__(self, scripts: dict[int, tuple[Choice, ...]]) -> None:
         self.scripts = scripts
-        self.met: dict[int, list[int]] = {s: [] for s in scripts}
+        self.met: dict[int, list[Choice]] = {s: [] for s in scripts}
+        self.taken: dict[int, list[int]] = {s: [] for s in scripts}
+        self.left: dict[int, int] = {}
         self._table, self._optimal = table(), candidates("value")
 
     def reply(self, board: str, seed: int) -> int:
-        cands = self._optimal[self._table.state(board)]
+        state = self._table.state(board)
+        cands = self._optimal[state]
         met, script = self.met[seed], self.scripts[seed]
         n = len(met)
-        met.append(len(cands))
-        return cands[script[n] if n < len(script) else 0]
+        met.append((state, len(cands)))
+        index = 0
+        if n < len(script) and seed not in self.left:
+            if script[n][0] == state:
+                index = script[n][1]
+            else:
+                self.left[seed] = n
+        self.taken[seed].append(index)
+        return cands[index]
+
+    def free_from(self, seed: int) -> int:
+        """The first move of this game no script chose: its choices from there spawn new lines."""
+        return self.left.get(seed, len(self.scripts[seed]))
 
     def __repr__(self) -> str:
         return "BranchOpponent(optimal, every tie-break)"
@@ -47,6 +70,10 @@ class Walk:
     records: list[GameRecord] = field(default_factory=list)
     probability: list[float] = field(default_factory=list)
     """Each line's probability under the optimal opponent, given who moves first."""
+    replays_left: int = 0
+    """Replays whose model reply differed from the first time (see the module's note)."""
+    unwalked: int = 0
+    """Scripts left when the rounds ran out (0 for a policy that replays its lines)."""
 
     def rates(self, first: bool | None = None) -> dict[str, float]:
         """W/D/L (and invalid: lines with an invalid reply) probabilities; `first` None: the mean of
@@ -55,21 +82,21 @@ class Walk:
             a, b = self.rates(True), self.rates(False)
             return {k: (a[k] + b[k]) / 2 for k in a}
         out = {"win": 0.0, "draw": 0.0, "loss": 0.0, "invalid": 0.0, "lines": 0}
-        for r, p in zip(self.records, self.probability, strict=True):
-            if r.example.model_first != first:
-                continue
+        side = [(r, p) for r, p in zip(self.records, self.probability, strict=True) if r.example.model_first == first]
+        mass = sum(p for _, p in side) or 1.0  # 1 unless a replay left its line (then over the lines walked)
+        for r, p in side:
             out["lines"] += 1
-            out["win" if r.outcome == "win" else "draw" if r.outcome == "draw" else "loss"] += p
-            out["invalid"] += p * (r.invalid_moves > 0)
+            out["win" if r.outcome == "win" else "draw" if r.outcome == "draw" else "loss"] += p / mass
+            out["invalid"] += p / mass * (r.invalid_moves > 0)
         return out
 
 
 def walk_lines(play: Callable[[list[Example], BranchOpponent], list[GameRecord]], *, model_symbol: str = "X",
-               sides: Sequence[bool] = (True, False), max_rounds: int = 9) -> Walk:
+               sides: Sequence[bool] = (True, False), max_rounds: int = 16) -> Walk:
     """Every line of a deterministic player against the optimal opponent; `play(examples,
     opponent)` plays one game per example and returns their records in order."""
-    pending: list[tuple[bool, tuple[int, ...]]] = [(first, ()) for first in sides]
-    out = Walk()
+    pending: list[tuple[bool, tuple[Choice, ...]]] = [(first, ()) for first in sides]
+    out, seen, scripted = Walk(), set(), set(pending)
     for _ in range(max_rounds):
         if not pending:
             break
@@ -78,16 +105,21 @@ def walk_lines(play: Callable[[list[Example], BranchOpponent], list[GameRecord]]
         opponent = BranchOpponent({ex.seed: script for ex, (_, script) in zip(examples, pending, strict=True)})
         records = play(examples, opponent)
         following = []
-        for ex, (first, script), record in zip(examples, pending, records, strict=True):
-            met = opponent.met[ex.seed]
+        for ex, (first, _), record in zip(examples, pending, records, strict=True):
+            met, taken = opponent.met[ex.seed], opponent.taken[ex.seed]
+            out.replays_left += ex.seed in opponent.left
+            line = (first, tuple((state, i) for (state, _), i in zip(met, taken, strict=True)))
+            if line in seen:
+                continue
+            seen.add(line)
             out.records.append(record)
-            out.probability.append(math.prod(1.0 / k for k in met))
-            for n in range(len(script), len(met)):
-                base = script + (0,) * (n - len(script))
-                following += [(first, (*base, alt)) for alt in range(1, met[n])]
-        pending = following
-    if pending:
-        raise RuntimeError(f"the walk did not end in {max_rounds} rounds")
+            out.probability.append(math.prod(1.0 / k for _, k in met))
+            for n in range(opponent.free_from(ex.seed), len(met)):
+                state, k = met[n]
+                following += [(first, (*line[1][:n], (state, alt))) for alt in range(1, k)]
+        pending = [p for p in dict.fromkeys(following) if p not in scripted]
+        scripted.update(pending)
+    out.unwalked = len(pending)
     return out
 
 

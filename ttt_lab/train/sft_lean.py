@@ -43,9 +43,14 @@ class Encoded:
         return sum(x != IGNORE for x in self.labels[1:])
 
 
-def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] | None = None) -> Encoded:
+def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] | None = None, *,
+           every_token: bool = False) -> Encoded:
     """`messages` through the chat template, the loss on the assistant turns (`train_on`: one
-    flag per assistant message; unset: all of them)."""
+    flag per assistant message; unset: all of them), or on every token (`every_token`: TRL's
+    loss with `assistant_only_loss=False`)."""
+    if every_token:
+        ids = list(tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True)["input_ids"])
+        return Encoded(ids, list(ids))
     enc = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
     ids, mask = list(enc["input_ids"]), list(enc["assistant_masks"])
     if train_on is not None:

@@ -125,7 +125,7 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
                  f"tokens/s training; measured in {time.perf_counter() - t:.0f} s)")
 
     measure("start")
-    data = [encode(tokenizer, r.messages) for r in kept]
+    data = [encode(tokenizer, r.messages, every_token=not s.assistant_only_loss) for r in kept]
     losses = loop.fit(data, s.epochs, Schedule(s.lr_scheduler, s.warmup_steps), on_step=on_step,
                       on_epoch=lambda e: measure(f"epoch {e + 1}"))
     rounds: list[dict] = []
@@ -136,11 +136,14 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
         row = {"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
                **{f"optimal_{k}": round(v, 4) for k, v in w.rates().items()},
                **{f"optimal_{k}_second": round(v, 4) for k, v in w.rates(False).items()},
-               "walk_seconds": round(time.perf_counter() - t, 1)}
+               "walk_seconds": round(time.perf_counter() - t, 1), "replays_left": w.replays_left,
+               "unwalked": w.unwalked}
         LOG.info(f"SFT {label}: exact against the optimal opponent ({row['optimal_lines']:.0f} lines a side on "
                  f"average): W/D/L {w.rates()['win']:.1%}/{w.rates()['draw']:.1%}/{w.rates()['loss']:.1%}, "
                  f"moving second {w.rates(False)['draw']:.1%} draws, invalid lines {w.rates()['invalid']:.1%} "
-                 f"(walked in {row['walk_seconds']:.0f} s)")
+                 f"(walked in {row['walk_seconds']:.0f} s"
+                 + (f"; {w.replays_left} replays left their line, {w.unwalked} lines unwalked" if w.replays_left
+                    else "") + ")")
         return row, w.records
 
     if s.dagger_rounds:
