@@ -77,3 +77,30 @@ def test_changed_weights_drop_the_kept_caches(noisy_checkpoint: Path) -> None:
         next(player.model.parameters()).mul_(1.0)
     player._walker([[{"role": "user", "content": "x"}]])
     assert len(player._walker._last) == 1 and not any(len(k) > 1 for c in player._walker._last for k in c.rows)
+
+
+@pytest.mark.parametrize("budget", [0, 40_000])
+def test_kept_caches_stay_within_their_memory_budget(noisy_checkpoint: Path, budget: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large model's every-reply tree would keep tens of GB of caches: past the budget a chunk is
+    dropped and its conversations are read whole next time, with the same replies."""
+    from ttt_lab.engine import greedy
+
+    env = EnvConfig(think="off", max_model_turns=4)
+    monkeypatch.setattr(greedy, "default_keep_bytes", lambda: budget)
+    capped = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=5)
+    whole = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=5, kv_cache=False)
+    kept: list[int] = []
+    answer = greedy.GreedyReplies.__call__
+
+    def measured(self, conversations):
+        got = answer(self, conversations)
+        kept.append(sum(greedy._cache_bytes(c.batch) for c in self._last))
+        return got
+
+    monkeypatch.setattr(greedy.GreedyReplies, "__call__", measured)
+    got, asked = _walk(capped, env)
+    want, _ = _walk(whole, env)
+    assert got == want and asked > 20
+    assert max(kept) <= budget
+    assert (max(kept) > 0) == (budget > 0)

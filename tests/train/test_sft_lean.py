@@ -218,3 +218,37 @@ def test_dagger_relabels_the_replies_outside_the_teachers_best_moves(two_layers:
     for e, d in zip(out, wrong, strict=True):
         reply = tok.decode([t for t in e.labels if t != -100])
         assert reply.startswith(teacher.reply_text(teacher_cell(teacher, d.state)))
+
+
+def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """`dagger_tree`: the policy's every-reply tree is asked once per position; each reply outside
+    the teacher's best moves (or invalid) becomes one example whose only loss is the teacher's reply."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.env.dataset import Example
+    from ttt_lab.env.episode import Episode
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.game.solver import candidates, table
+    from ttt_lab.train.dagger_tree import mistakes, tree_relabel
+    from ttt_lab.train.sft_lean import IGNORE
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    tok = AutoTokenizer.from_pretrained(tiny_checkpoint)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    ep = Episode(Example(index=0, seed=0, p_random=0.0, model_first=True, model_symbol="X", stratum=-1), cfg.env,
+                 MinimaxOpponent())
+    best, state = candidates("exploit"), table().state(ep.board)
+    good, bad = sorted(best[state])[0], next(c for c in range(9) if c not in best[state])
+    asked = [(ep.messages, ep.board, f"<move>{good}</move>"), (ep.messages, ep.board, f"<move>{bad}</move>"),
+             (ep.messages, ep.board, "no move")]
+    got = mistakes(asked, tok, teacher, cfg)
+    assert len(got) == 2  # the best move is not relabelled; the other cell and the invalid reply are
+    for e in got:
+        reply = tok.decode([x for x in e.labels if x != IGNORE])
+        assert reply.startswith(teacher.reply_text(min(best[state]))), reply
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    examples, counts = tree_relabel(model, tok, cfg, teacher)
+    assert counts["turns"] > 20 and 0 < counts["mistakes"] == len(examples) <= counts["turns"]
+    assert counts["random_win"] + counts["random_draw"] + counts["random_loss"] == pytest.approx(1.0)
+    assert counts["exploitability"] >= counts["random_loss"]

@@ -73,6 +73,10 @@ class SftConfig:
     dagger_games: int = 64
     """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
     dagger_epochs: int = 2
+    dagger_tree: bool = False
+    """DAgger rounds relabel the greedy policy's whole tree instead (every position any opponent
+    can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
+    opponent and its exploitability; no sampled games."""
 
 
 def validate_sft(s: SftConfig) -> None:

@@ -44,10 +44,12 @@ class GreedyReplies:
     conversations a forward pass, reusing the KV cache of the conversations the previous call
     answered (see the module docstring)."""
 
-    def __init__(self, model, tokenizer, max_new_tokens: int, batch_size: int = 256, bf16: bool = False) -> None:
+    def __init__(self, model, tokenizer, max_new_tokens: int, batch_size: int = 256, bf16: bool = False,
+                 keep_bytes: int | None = None) -> None:
         self.model, self.chat = model, ChatTokens(tokenizer)
         self.sampling = Sampling(0.0, max_new_tokens, bf16)
         self.batch_size = max(1, batch_size)
+        self.keep_bytes = default_keep_bytes() if keep_bytes is None else keep_bytes
         self._last: list[_Chunk] = []
         self._version = -1
 
@@ -71,7 +73,7 @@ class GreedyReplies:
                 chunk, row, new = found
                 groups.setdefault(chunk, []).append((i, row, new))
         out: list[str] = [""] * len(prompts)
-        done: list[_Chunk] = []
+        done = _Kept(self.keep_bytes)
         model, cast = self.model, self.sampling.bf16  # bf16 under autocast, as the player's `generate` ran
         was_training = self.model.training
         model.eval()
@@ -82,7 +84,7 @@ class GreedyReplies:
                     feed = [prompts[i] for i in part]
                     batch = _Batch(model, len(part), max(map(len, feed)) + self.sampling.max_new_tokens + 1,
                                    self._device())
-                    done.append(self._answer(model, batch, part, feed, prompts, keys, out))
+                    done.add(self._answer(model, batch, part, feed, prompts, keys, out))
                 for chunk, items in groups.items():
                     parent = self._last[chunk].batch
                     for start in range(0, len(items), self.batch_size):
@@ -90,10 +92,10 @@ class GreedyReplies:
                         feed = [new for _, _, new in grown]
                         batch = _grown(model, parent, [row for _, row, _ in grown],
                                        max(map(len, feed)) + self.sampling.max_new_tokens + 1)
-                        done.append(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
+                        done.add(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
         finally:
             self.model.train(was_training)
-        self._last = done
+        self._last = done.chunks
         return out
 
     def _device(self) -> torch.device:
@@ -121,6 +123,37 @@ class GreedyReplies:
             rows[keys[i]] = (r, prompts[i] + ids)
         # only the in-place cache is grown row by row (`_grown`); any other reads its conversations whole
         return _Chunk(batch, rows if isinstance(batch.cache, GrowingCache) else {})
+
+
+def default_keep_bytes() -> int:
+    """A quarter of the machine's memory: a level's kept caches and the next level's together stay
+    under half of it (a 135M-parameter model's every-reply tree keeps about 18 GB otherwise)."""
+    import os
+
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+
+
+def _cache_bytes(batch: _Batch) -> int:
+    if not isinstance(batch.cache, GrowingCache):
+        return 0
+    return sum(2 * layer._keys.numel() * layer._keys.element_size()
+               for layer in batch.cache.growing_layers() if layer.is_initialized)
+
+
+class _Kept:
+    """The chunks of this call kept for the next, while their caches fit in `budget` bytes; a chunk
+    past it is dropped at once (the next call reads its conversations whole: the same replies,
+    more tokens)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.used = budget, 0
+        self.chunks: list[_Chunk] = []
+
+    def add(self, chunk: _Chunk) -> None:
+        size = _cache_bytes(chunk.batch)
+        if self.used + size <= self.budget:
+            self.chunks.append(chunk)
+            self.used += size
 
 
 def _grown(model, parent: _Batch, rows: list[int], extra: int) -> _Batch:

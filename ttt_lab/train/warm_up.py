@@ -85,7 +85,7 @@ def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
                 model_symbol=symbol)
 
 
-def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, int]]:
+def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, float]]:
     """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
     up to it, then the teacher's reply, the loss on that reply only."""
     best = candidates(cfg.train.sft.teacher_scoring)
@@ -163,6 +163,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     from ttt_lab.engine.generation import Sampling
     from ttt_lab.engine.rollout import play_rollouts
     from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.train.dagger_tree import tree_relabel
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -173,16 +174,24 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     for k in range(s.dagger_rounds):
         row, records = walk_row(f"DAgger {k + 1} start")
         t = time.perf_counter()
-        examples = dagger_games(cfg, k)
-        if examples:
-            rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
-                                     sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
-            records += [ro.record for ro in rollouts if ro.record is not None]
-        new, counts = relabel(records, tokenizer, player, cfg)
+        counts: dict[str, float]
+        if s.dagger_tree:
+            new, counts = tree_relabel(model, tokenizer, cfg, player)
+            where = (f"its whole tree; exact against random W/D/L {counts['random_win']:.1%}/"
+                     f"{counts['random_draw']:.1%}/{counts['random_loss']:.1%}, exploitability "
+                     f"{counts['exploitability']:.1%}")
+        else:
+            examples = dagger_games(cfg, k)
+            if examples:
+                rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                         sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
+                records += [ro.record for ro in rollouts if ro.record is not None]
+            new, counts = relabel(records, tokenizer, player, cfg)
+            where = f"the optimal opponent's lines and {len(examples)} games"
         pool += new
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
-                 f"(the optimal opponent's lines and {len(examples)} games; pool {len(pool)})")
+                 f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
         rounds.append(row)
         if pool:
             losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,

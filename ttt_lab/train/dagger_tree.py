@@ -1,0 +1,69 @@
+"""DAgger over the greedy policy's whole tree (`train.sft.dagger_tree`): every position any opponent
+can lead the policy to, each asked once through the batched engine (`env.exact.expand_tree`), its
+reply relabelled with the teacher's move when it is outside the teacher's best moves; and the
+tree's exact W/D/L against the random opponent and its best response, read off the same walk."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ttt_lab.config.schema import Config, SuiteEntry
+from ttt_lab.env.episode import Turn
+from ttt_lab.env.parser import parse
+from ttt_lab.game.solver import candidates, table
+from ttt_lab.train.sft_lean import Encoded, encode
+from ttt_lab.train.teacher import teacher_cell
+
+
+class Asked:
+    """A policy that keeps every conversation it was asked about, with its reply."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.asked: list[tuple[list[dict[str, str]], str, str]] = []
+
+    def distributions(self, turns: Sequence[Turn]) -> list[list[tuple[str, float]]]:
+        got = self.inner.distributions(turns)
+        self.asked += [(list(t.messages), t.board, g[0][0]) for t, g in zip(turns, got, strict=True)]
+        return got
+
+
+def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, player, cfg: Config
+             ) -> list[Encoded]:
+    """Each asked reply outside the teacher's best moves (or invalid) as one example: the
+    conversation, then the teacher's reply, the loss on that reply only."""
+    best, t, think = candidates(cfg.train.sft.teacher_scoring), table(), cfg.env.think
+    out = []
+    for messages, board, reply in asked:
+        state = t.state(board)
+        p = parse(reply, board, think)
+        if p.valid and p.cell in best[state]:
+            continue
+        msgs = [*messages, {"role": "assistant", "content": player.reply_text(teacher_cell(player, state))}]
+        flags = [False] * sum(m["role"] == "assistant" for m in messages) + [True]
+        out.append(encode(tokenizer, msgs, flags))
+    return out
+
+
+def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:
+    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates."""
+    from ttt_lab.env.exact import evaluate_tree, expand_tree
+    from ttt_lab.evaluation.trees import opponent_distribution, starts
+    from ttt_lab.players.distributions import GreedyDistribution
+    from ttt_lab.players.hf import HFPlayer
+
+    was_training = model.training
+    try:
+        greedy = HFPlayer.from_model(model, tokenizer, device=cfg.model.device,
+                                     max_new_tokens=cfg.player.max_new_tokens, batch_size=cfg.eval.batch_size,
+                                     seed=cfg.seed)
+        policy = Asked(GreedyDistribution(greedy))
+        tree = expand_tree(policy, cfg.env, starts(cfg))
+    finally:
+        model.train(was_training)
+    vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
+    best_response = evaluate_tree(tree, None)
+    out = mistakes(policy.asked, tokenizer, player, cfg)
+    return out, {"turns": len(policy.asked), "mistakes": len(out), "random_win": round(vs_random.win, 4),
+                 "random_draw": round(vs_random.draw, 4), "random_loss": round(vs_random.loss, 4),
+                 "exploitability": round(best_response.loss, 4)}
