@@ -12,10 +12,11 @@ from tests.vllm.conftest import NO_VLLM, WHY
 pytestmark = [pytest.mark.vllm, pytest.mark.skipif(NO_VLLM, reason=WHY)]
 
 # sampled, not exact: the test compares the games each player actually played; turn by turn
-# (player.kv_cache=false), re-reading each conversation as text as the server does, in fp32
+# (player.kv_cache=false), re-reading each conversation as text as the server does, in fp32; both
+# on the schema's settings (a served player sets the root's tiny preset aside, `player=hf` would not)
 SAME = ["eval.suite=quick", "eval.mode=sampled", "games=20", "env.think=off", "player.max_new_tokens=6",
         "player.temperature=0", "train.precision=fp32", "player.kv_cache=false",
-        "tracking.enabled=false"]
+        "tracking.enabled=false", "~experiment"]
 
 
 def _games(out: str) -> list[dict]:
