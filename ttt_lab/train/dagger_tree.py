@@ -39,10 +39,16 @@ def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, 
         p = parse(reply, board, think)
         if p.valid and p.cell in best[state]:
             continue
-        msgs = [*messages, {"role": "assistant", "content": player.reply_text(teacher_cell(player, state))}]
-        flags = [False] * sum(m["role"] == "assistant" for m in messages) + [True]
-        out.append(encode(tokenizer, msgs, flags))
+        out.append(corrected(messages, state, tokenizer, player))
     return out
+
+
+def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player) -> Encoded:
+    """The conversation up to a model turn at `state`, then the teacher's reply; the loss on that
+    reply only (DAgger's example, whichever walk found the mistake)."""
+    msgs = [*messages, {"role": "assistant", "content": player.reply_text(teacher_cell(player, state))}]
+    flags = [False] * sum(m["role"] == "assistant" for m in messages) + [True]
+    return encode(tokenizer, msgs, flags)
 
 
 def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:

@@ -16,9 +16,10 @@ from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import candidates, table
+from ttt_lab.train.dagger_tree import corrected
 from ttt_lab.train.runtime import Runtime
 from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
-from ttt_lab.train.teacher import covering_games, decisions, teacher_cell
+from ttt_lab.train.teacher import covering_games, decisions
 
 LOG = log.get("train")
 DAGGER_SALT = 0xDA6
@@ -95,10 +96,7 @@ def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tu
             turns += 1
             if d.cell is not None and d.cell in best[d.state]:
                 continue
-            cell = teacher_cell(player, d.state)
-            msgs = [*r.messages[: d.message], {"role": "assistant", "content": player.reply_text(cell)}]
-            flags = [False] * sum(m["role"] == "assistant" for m in msgs[:-1]) + [True]
-            out.append(encode(tokenizer, msgs, flags))
+            out.append(corrected(r.messages[: d.message], d.state, tokenizer, player))
     return out, {"turns": turns, "mistakes": len(out)}
 
 
