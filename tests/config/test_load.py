@@ -115,7 +115,7 @@ def test_an_override_of_a_phase_the_list_lacks_says_how_many_there_are(preset: l
         (["eval.suite=nope"], "eval.suite"),
         (["env.penalty.amount=-1"], "env.penalty.amount"),
         (["train.phases.0.p_min=0.8", "train.phases.0.p_max=0.2"], "train.phases.0.p_min"),
-        (["experiment=tiny_cpu", "train.phases.1.p_min=0.5", "train.phases.1.p_max=0.3"], "train.phases.1.p_min"),
+        (["experiment=tiny_cpu_long", "train.phases.1.p_min=0.5", "train.phases.1.p_max=0.3"], "train.phases.1.p_min"),
         (["~experiment", "dataset.p_max=0.1", "dataset.p_min=0.0", "train.phases.0.p_min=0.5"], "train.phases.0.p_min"),
         (["~experiment", "dataset.p_min=0.6", "train.phases.0.p_max=0.4"], "dataset.p_min"),
         (["seed=-1"], "seed"),
@@ -157,15 +157,18 @@ def test_values_read_from_the_environment_are_kept_out_of_what_is_logged(monkeyp
     assert redact("OpenAIPlayer('http://x/v1', 'tok-5ecret-9f3e')") == "OpenAIPlayer('http://x/v1', '***')"
 
 
-def test_tiny_cpu_long_is_tiny_cpu_with_more_rl() -> None:
-    """tiny_cpu_long shares tiny_cpu's warm-up (one cached SFT checkpoint serves both), its
-    environment and data, and plays more RL games in each of its phases and one more phase."""
+def test_tiny_cpu_long_is_tiny_cpu_two_phases_with_more_rl() -> None:
+    """tiny_cpu_long shares tiny_cpu_two_phases' warm-up (one cached SFT checkpoint serves both),
+    its environment and data, and plays more RL games in each of its phases and one more phase;
+    tiny_cpu's environment and data are theirs too."""
 
     def games(cfg) -> list[int]:
         return [p.steps * p.batch_size for p in cfg.train.phases]
 
-    short, long = load(["experiment=tiny_cpu"]).cfg, load(["experiment=tiny_cpu_long"]).cfg
+    short, long = load(["experiment=tiny_cpu_two_phases"]).cfg, load(["experiment=tiny_cpu_long"]).cfg
     assert long.train.sft == short.train.sft and long.env == short.env and long.dataset == short.dataset
+    tiny = load(["experiment=tiny_cpu"]).cfg
+    assert tiny.env == short.env and tiny.dataset == short.dataset and tiny.model == short.model
     assert len(long.train.phases) == len(short.train.phases) + 1
     assert all(g_long > g_short for g_long, g_short in zip(games(long), games(short), strict=False))
     assert [p.name for p in long.train.phases[:2]] == [p.name for p in short.train.phases]

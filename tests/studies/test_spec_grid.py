@@ -129,13 +129,14 @@ def test_a_study_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
 
 @NAMED_PLANS
 def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_with(named_plans):
-    """tiny_cpu trains against every strength after a three-epoch warm-up; the studies in sweeps/
-    on experiment=tiny_cpu_study were measured (docs/findings/) with the published first phase
-    (30-100 % random moves) after a two-epoch warm-up, and keep both unless the study varies them."""
+    """tiny_cpu trains against every strength after a warm-up with DAgger rounds; the studies in
+    sweeps/ on experiment=tiny_cpu_study were measured (docs/findings/) with the published first
+    phase (30-100 % random moves) after a two-epoch warm-up through TRL's loop, no DAgger, and
+    keep both unless the study varies them."""
     from ttt_lab.config.load import load
 
     tiny = load(["experiment=tiny_cpu"]).cfg
-    assert (tiny.train.phases[0].p_min, tiny.train.sft.epochs) == (0.0, 3)
+    assert (tiny.train.phases[0].p_min, tiny.train.sft.dagger_rounds) == (0.0, 2)
     checked = []
     for name in NAMES:
         plan = named_plans.plan(name)
@@ -143,7 +144,7 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
         if "experiment=tiny_cpu_study" not in spec.overrides:
             continue
         cfg = plan.base.cfg  # load(spec.overrides)
-        assert cfg.train.sft.epochs == 2, name
+        assert (cfg.train.sft.epochs, cfg.train.sft.loop, cfg.train.sft.dagger_rounds) == (2, "trl", 0), name
         if "train.phases.0.p_min" not in spec.params:
             assert cfg.train.phases[0].p_min == 0.3, name
             checked.append(name)

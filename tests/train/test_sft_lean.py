@@ -241,11 +241,18 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     good, bad = sorted(best[state])[0], next(c for c in range(9) if c not in best[state])
     asked = [(ep.messages, ep.board, f"<move>{good}</move>"), (ep.messages, ep.board, f"<move>{bad}</move>"),
              (ep.messages, ep.board, "no move")]
-    got = mistakes(asked, tok, teacher, cfg)
-    assert len(got) == 2  # the best move is not relabelled; the other cell and the invalid reply are
+    got, wrong = mistakes(asked, tok, teacher, cfg)
+    assert len(got) == wrong == 2  # the best move is not relabelled; the other cell and the invalid reply are
     for e in got:
         reply = tok.decode([x for x in e.labels if x != IGNORE])
         assert reply.startswith(teacher.reply_text(min(best[state]))), reply
+
+    replay = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                     "train.sft.dagger_all=true")
+    every, wrong = mistakes(asked, tok, teacher, replay)
+    assert (len(every), wrong) == (3, 2)  # dagger_all: the right reply is replayed too, as played
+    assert [tok.decode([x for x in e.labels if x != IGNORE]).startswith(teacher.reply_text(c))
+            for e, c in zip(every, (good, min(best[state]), min(best[state])), strict=True)] == [True] * 3
 
     model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
     examples, counts = tree_relabel(model, tok, cfg, teacher)

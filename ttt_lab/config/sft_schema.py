@@ -73,10 +73,16 @@ class SftConfig:
     dagger_games: int = 64
     """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
     dagger_epochs: int = 2
+    dagger_learning_rate: float | None = None
+    """The peak rate of each DAgger round's passes (`lr_scheduler`, no warm-up); unset: `learning_rate`."""
     dagger_tree: bool = False
     """DAgger rounds relabel the greedy policy's whole tree instead (every position any opponent
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
     opponent and its exploitability; no sampled games."""
+    dagger_all: bool = False
+    """DAgger rounds keep every position they walked (standard DAgger's aggregate), not the mistakes
+    alone: the right replies are replayed as played, so a round's few corrections do not unlearn
+    the rest of the policy."""
 
 
 def validate_sft(s: SftConfig) -> None:
@@ -105,6 +111,8 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_rounds", s.dagger_rounds, 0)
     check_integer("train.sft.dagger_games", s.dagger_games, 1)
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
+    if s.dagger_learning_rate is not None:
+        check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
     if s.dagger_rounds and s.loop != "lean":
         raise InvalidSetting("train.sft.dagger_rounds", s.dagger_rounds, "0 unless train.sft.loop=lean")
     if s.enabled and s.num_games + s.teacher_trees + s.optimal_lines == 0:

@@ -29,24 +29,30 @@ class Asked:
 
 
 def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, player, cfg: Config
-             ) -> list[Encoded]:
+             ) -> tuple[list[Encoded], int]:
     """Each asked reply outside the teacher's best moves (or invalid) as one example: the
-    conversation, then the teacher's reply, the loss on that reply only."""
+    conversation, then the teacher's reply, the loss on that reply only; with
+    `train.sft.dagger_all`, the right replies too, as played (replayed). The examples and the
+    number of mistakes."""
     best, t, think = candidates(cfg.train.sft.teacher_scoring), table(), cfg.env.think
-    out = []
+    out, wrong = [], 0
     for messages, board, reply in asked:
         state = t.state(board)
         p = parse(reply, board, think)
-        if p.valid and p.cell in best[state]:
-            continue
-        out.append(corrected(messages, state, tokenizer, player))
-    return out
+        right = p.valid and p.cell in best[state]
+        wrong += not right
+        if not right or cfg.train.sft.dagger_all:
+            out.append(corrected(messages, state, tokenizer, player, p.cell if right else None))
+    return out, wrong
 
 
-def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player) -> Encoded:
-    """The conversation up to a model turn at `state`, then the teacher's reply; the loss on that
-    reply only (DAgger's example, whichever walk found the mistake)."""
-    msgs = [*messages, {"role": "assistant", "content": player.reply_text(teacher_cell(player, state))}]
+def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player, cell: int | None = None
+              ) -> Encoded:
+    """The conversation up to a model turn at `state`, then the teacher's reply (or `cell`'s: a
+    right reply kept as the policy played it, not moved to another of the teacher's tie-breaks);
+    the loss on that reply only (DAgger's example, whichever walk found it)."""
+    cell = teacher_cell(player, state) if cell is None else cell
+    msgs = [*messages, {"role": "assistant", "content": player.reply_text(cell)}]
     flags = [False] * sum(m["role"] == "assistant" for m in messages) + [True]
     return encode(tokenizer, msgs, flags)
 
@@ -69,7 +75,7 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
     best_response = evaluate_tree(tree, None)
-    out = mistakes(policy.asked, tokenizer, player, cfg)
-    return out, {"turns": len(policy.asked), "mistakes": len(out), "random_win": round(vs_random.win, 4),
+    out, wrong = mistakes(policy.asked, tokenizer, player, cfg)
+    return out, {"turns": len(policy.asked), "mistakes": wrong, "random_win": round(vs_random.win, 4),
                  "random_draw": round(vs_random.draw, 4), "random_loss": round(vs_random.loss, 4),
                  "exploitability": round(best_response.loss, 4)}

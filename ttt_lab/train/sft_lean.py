@@ -144,6 +144,8 @@ def predictions(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.T
 class Schedule:
     name: str = "constant_with_warmup"
     warmup_steps: int = 0
+    learning_rate: float | None = None
+    """The peak rate of this call's steps; None: the loop's own."""
 
 
 class LeanSFT:
@@ -198,7 +200,7 @@ class LeanSFT:
 
         per_epoch = math.ceil(len(data) / self.batch)
         for group in self.opt.param_groups:
-            group["lr"] = self.lr
+            group["lr"] = self.lr if schedule.learning_rate is None else schedule.learning_rate
             group.pop("initial_lr", None)
         sched = get_scheduler(schedule.name, self.opt, num_warmup_steps=schedule.warmup_steps,
                               num_training_steps=per_epoch * epochs)

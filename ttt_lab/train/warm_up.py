@@ -88,16 +88,18 @@ def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
 
 def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, float]]:
     """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
-    up to it, then the teacher's reply, the loss on that reply only."""
+    up to it, then the teacher's reply, the loss on that reply only (with `train.sft.dagger_all`,
+    the right replies too, as played)."""
     best = candidates(cfg.train.sft.teacher_scoring)
-    out, turns = [], 0
+    out, turns, wrong = [], 0, 0
     for r in records:
         for d in decisions(r, cfg.env.think):
             turns += 1
-            if d.cell is not None and d.cell in best[d.state]:
-                continue
-            out.append(corrected(r.messages[: d.message], d.state, tokenizer, player))
-    return out, {"turns": turns, "mistakes": len(out)}
+            right = d.cell is not None and d.cell in best[d.state]
+            wrong += not right
+            if not right or cfg.train.sft.dagger_all:
+                out.append(corrected(r.messages[: d.message], d.state, tokenizer, player, d.cell if right else None))
+    return out, {"turns": turns, "mistakes": wrong}
 
 
 def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
@@ -166,7 +168,9 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
 
     s = cfg.train.sft
     losses: list[float] = []
-    lines = [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
+    # the aggregate holds the optimal opponent's positions as the policy plays them; the teacher's
+    # lines would pull its right replies to the teacher's tie-breaks
+    lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
     for k in range(s.dagger_rounds):
@@ -192,7 +196,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                  f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
         rounds.append(row)
         if pool:
-            losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0), on_step=on_step,
+            losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0, s.dagger_learning_rate),
+                               on_step=on_step,
                                on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
     rounds.append(walk_row("DAgger end")[0])
     return losses
