@@ -10,8 +10,9 @@ code (the baseline commit, checked out in a temporary `git worktree`, and this w
   the updates, evaluations, tracking; tree walks are counted inside the refreshes and evaluations
   that ran them), and the final policy's measures (wins against random, exploitability, lines with
   an invalid reply);
-- RL games/s at 256 games a step (`bench_train.measure` of that code: tiny_cpu's first phase from
-  the warm-up the wall run built, the median step).
+- RL games/s at 256 games a step (`bench_train.measure` of that code: the first phase of
+  minimax games of tiny_cpu, `tiny_cpu_two_phases` since tiny_cpu's one phase plays the exploiter,
+  from the warm-up the wall run built, the median step).
 
     python benchmarks/bench_speed.py [--baseline 8787923] [--paths default avx2-fp32]
                                      [--seeds 0] [--no-rl] [--only current] [--extra OVERRIDE ...]
@@ -193,7 +194,11 @@ def _child_rl(home: Path, overrides: list[str], out: Path, steps: int, tree: Pat
     quiet()
     torch_threads()
     start = next(p for p in sorted((home / "cache").glob("sft-*")) if p.is_dir() and not p.name.endswith(".work"))
-    base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false", *overrides]
+    # the same phase of minimax games on both codes: tiny_cpu's first phase until it became the
+    # exploiter phase, kept since as tiny_cpu_two_phases'
+    two = (tree / "conf" / "experiment" / "tiny_cpu_two_phases.yaml").is_file()
+    preset = "tiny_cpu_two_phases" if two else "tiny_cpu"
+    base = [f"experiment={preset}", f"home={home}", "tracking.enabled=false", *overrides]
     rate, share, alone = measure(base, start, home / "rl-bench", 256, steps)
     out.write_text(json.dumps({"rl256": rate, "generating": share, "generation_alone": alone}))
 
