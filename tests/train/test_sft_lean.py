@@ -83,6 +83,28 @@ def test_every_token_loss_is_trls_loss_without_assistant_only(two_layers: Path, 
         assert float(loss_sum(model, ids, labels, head=head) / items) == pytest.approx(float(reference), rel=1e-6)
 
 
+def test_a_schedules_own_rate_sets_its_steps_rate(two_layers: Path, tmp_path: Path) -> None:
+    """`Schedule.learning_rate` (DAgger's `train.sft.dagger_learning_rate`) is the rate of that call's
+    steps: at 0 the weights stay, unset the loop's own rate moves them."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import LeanSFT, Schedule, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers)
+    data = [encode(tok, r.messages) for r in games(cfg_for(tmp_path), 4)]
+    loop = LeanSFT(model, tok, learning_rate=1e-2, batch_size=2, micro_batch_size=2, bf16=False, seed=0)
+
+    def weights() -> list[torch.Tensor]:
+        return [p.detach().clone() for p in model.parameters()]
+
+    before = weights()
+    loop.fit(data, 1, Schedule("constant", 0, 0.0))
+    assert all(torch.equal(a, b) for a, b in zip(before, weights(), strict=True))
+    loop.fit(data, 1, Schedule("constant", 0))
+    assert not all(torch.equal(a, b) for a, b in zip(before, weights(), strict=True))
+
+
 def test_encode_marks_the_replies_and_can_keep_some(two_layers: Path, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
