@@ -272,9 +272,9 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     replay = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
                      "train.sft.dagger_all=true")
     every, wrong = mistakes(asked, tok, teacher, replay)
-    assert (len(every), wrong) == (3, 2)  # dagger_all: the right reply is replayed too, as played
+    assert (len(every), wrong) == (3, 2)  # dagger_all: the right reply is replayed too, as played, after the mistakes
     assert [tok.decode([x for x in e.labels if x != IGNORE]).startswith(teacher.reply_text(c))
-            for e, c in zip(every, (good, min(best[state]), min(best[state])), strict=True)] == [True] * 3
+            for e, c in zip(every, (min(best[state]), min(best[state]), good), strict=True)] == [True] * 3
 
     model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
     examples, counts = tree_relabel(model, tok, cfg, teacher)

@@ -80,9 +80,10 @@ class SftConfig:
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
     opponent and its exploitability; no sampled games."""
     dagger_all: bool = False
-    """DAgger rounds keep every position they walked (standard DAgger's aggregate), not the mistakes
-    alone: the right replies are replayed as played, so a round's few corrections do not unlearn
-    the rest of the policy."""
+    """DAgger rounds train on every position the latest walk reached (the right replies as played,
+    the wrong ones relabelled) and every earlier round's corrections, without the teacher's
+    lines, not on the mistakes alone: the replayed replies keep a round's few corrections from
+    unlearning the rest of the policy."""
 
 
 def validate_sft(s: SftConfig) -> None:

@@ -32,18 +32,18 @@ def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, 
              ) -> tuple[list[Encoded], int]:
     """Each asked reply outside the teacher's best moves (or invalid) as one example: the
     conversation, then the teacher's reply, the loss on that reply only; with
-    `train.sft.dagger_all`, the right replies too, as played (replayed). The examples and the
-    number of mistakes."""
+    `train.sft.dagger_all`, the right replies too, as played (replayed). The examples, mistakes
+    first, and the number of mistakes."""
     best, t, think = candidates(cfg.train.sft.teacher_scoring), table(), cfg.env.think
-    out, wrong = [], 0
+    wrong, kept = [], []
     for messages, board, reply in asked:
         state = t.state(board)
         p = parse(reply, board, think)
-        right = p.valid and p.cell in best[state]
-        wrong += not right
-        if not right or cfg.train.sft.dagger_all:
-            out.append(corrected(messages, state, tokenizer, player, p.cell if right else None))
-    return out, wrong
+        if not (p.valid and p.cell in best[state]):
+            wrong.append(corrected(messages, state, tokenizer, player))
+        elif cfg.train.sft.dagger_all:
+            kept.append(corrected(messages, state, tokenizer, player, p.cell))
+    return wrong + kept, len(wrong)
 
 
 def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player, cell: int | None = None

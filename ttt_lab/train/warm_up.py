@@ -89,17 +89,17 @@ def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
 def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, float]]:
     """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
     up to it, then the teacher's reply, the loss on that reply only (with `train.sft.dagger_all`,
-    the right replies too, as played)."""
+    the right replies too, as played); the mistakes first."""
     best = candidates(cfg.train.sft.teacher_scoring)
-    out, turns, wrong = [], 0, 0
+    wrong, kept, turns = [], [], 0
     for r in records:
         for d in decisions(r, cfg.env.think):
             turns += 1
-            right = d.cell is not None and d.cell in best[d.state]
-            wrong += not right
-            if not right or cfg.train.sft.dagger_all:
-                out.append(corrected(r.messages[: d.message], d.state, tokenizer, player, d.cell if right else None))
-    return out, {"turns": turns, "mistakes": wrong}
+            if d.cell is None or d.cell not in best[d.state]:
+                wrong.append(corrected(r.messages[: d.message], d.state, tokenizer, player))
+            elif cfg.train.sft.dagger_all:
+                kept.append(corrected(r.messages[: d.message], d.state, tokenizer, player, d.cell))
+    return wrong + kept, {"turns": turns, "mistakes": len(wrong)}
 
 
 def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
@@ -156,8 +156,9 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             walk_row: Callable[[str], tuple[dict, list[GameRecord]]], rounds: list[dict],
             on_step: Callable[[int, float], None] | None) -> list[float]:
     """`train.sft.dagger_rounds` rounds: the greedy policy's games (every optimal-opponent line and
-    `dagger_games` more) relabelled by the solver, trained on with the teacher's lines; each
-    round's row appended to `rounds`; the losses."""
+    `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
+    lines (with `dagger_all`: the latest walk's every position and the earlier corrections, no
+    lines); each round's row appended to `rounds`; the losses."""
     import torch
 
     from ttt_lab.engine.generation import Sampling
@@ -172,6 +173,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     # lines would pull its right replies to the teacher's tie-breaks
     lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
+    fixes: list[Encoded] = []
     sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
     for k in range(s.dagger_rounds):
         row, records = walk_row(f"DAgger {k + 1} start")
@@ -190,7 +192,11 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                 records += [ro.record for ro in rollouts if ro.record is not None]
             new, counts = relabel(records, tokenizer, player, cfg)
             where = f"the optimal opponent's lines and {len(examples)} games"
-        pool += new
+        if s.dagger_all:  # the latest walk's every position, and the corrections of the rounds before
+            pool = new + fixes
+            fixes += new[: int(counts["mistakes"])]
+        else:
+            pool += new
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
                  f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
