@@ -2,10 +2,11 @@
 
     python benchmarks/bench_exact.py [--checkpoint DIR] [--games 400]
 
-Without --checkpoint, a warm-up checkpoint of `experiment=tiny_cpu` (one SFT epoch) is trained
-first (not timed). Timed: `eval.mode=exact` (the greedy policy's tree against the quick suite and the best response)
-and `eval.mode=sampled` with `--games` games per opponent, same player, tracking off. Goal: the
-exact evaluation costs no more than the sampled one (ratio <= 1).
+Without --checkpoint, a warm-up checkpoint of `experiment=tiny_cpu_two_phases` (one SFT epoch, no
+DAgger) is trained first (not timed). Timed: `eval.mode=exact` (the greedy policy's tree against
+the quick suite and the best response) and `eval.mode=sampled` with `--games` games per opponent,
+same player, tracking off. Goal: the exact evaluation costs no more than the sampled one (ratio
+<= 1).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def checkpoint(home: Path) -> str:
     from ttt_lab.config.load import load
     from ttt_lab.train.pipeline import train
 
-    loaded = load(["experiment=tiny_cpu", "phase=sft", "train.sft.epochs=1", "tracking.enabled=false",
+    loaded = load(["experiment=tiny_cpu_two_phases", "phase=sft", "train.sft.epochs=1", "tracking.enabled=false",
                    f"home={home}"])
     return str(train(loaded).checkpoint)
 
@@ -31,8 +32,9 @@ def timed(path: str, home: Path, mode: str, games: int) -> tuple[float, list]:
     from ttt_lab.evaluation.run import run_eval
     from ttt_lab.players.factory import build_player
 
-    loaded = load(["experiment=tiny_cpu", "player=hf", f"model.path={path}", f"eval.mode={mode}", f"games={games}",
-                   "eval.suite=quick", "tracking.enabled=false", "eval.transcript=false", f"home={home}"])
+    loaded = load(["experiment=tiny_cpu_two_phases", "player=hf", f"model.path={path}", f"eval.mode={mode}",
+                   f"games={games}", "eval.suite=quick", "tracking.enabled=false", "eval.transcript=false",
+                   f"home={home}"])
     player = build_player(loaded.cfg)
     start = time.perf_counter()
     out = run_eval(loaded, player)

@@ -10,8 +10,9 @@ same games without an update, sampling as training does).
     python benchmarks/bench_train.py [--steps N] [--batch-sizes 64 256] [--fast model.hidden_size=64 ...]
                                      [--short-warm-up]
 
-Each mode's RL starts from its own tiny_cpu warm-up (the model tiny_cpu's RL really starts
-from), or from a short one of 300 games with --short-warm-up (a weaker model: longer games,
+Each mode's RL (the first phase of `experiment=tiny_cpu_two_phases`: minimax opponents of every
+strength, what these rates have always measured) starts from its own warm-up of that recipe, or
+from a short one of 300 games with --short-warm-up (a weaker model: longer games,
 slower steps). RL games/s is the batch size over the median step (the first step, a warm-up, is
 not counted; the phase saves no checkpoint before its last step): this shared machine's speed
 drifts by 10-20 % between steps, and a median is what two runs can compare.
@@ -109,7 +110,7 @@ def main() -> None:
     ap.add_argument("--fast", nargs="*", default=[], help="overrides added to the auto mode (e.g. a smaller model)")
     ap.add_argument("--short-warm-up", action="store_true",
                     help="measure RL from a short warm-up of 300 games (a weaker model that writes longer games) "
-                         "instead of tiny_cpu's own, the model its RL starts from")
+                         "instead of the recipe's own, the model its RL starts from")
     args = ap.parse_args()
 
     from ttt_lab.train.runtime import quiet, torch_threads
@@ -119,7 +120,7 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory() as d:
         home = Path(d)
-        base = ["experiment=tiny_cpu", f"home={home}", "tracking.enabled=false",
+        base = ["experiment=tiny_cpu_two_phases", f"home={home}", "tracking.enabled=false",
                 *(["train.sft.num_games=300", "train.sft.teacher_trees=0", "train.sft.epochs=2"]
                   if args.short_warm_up else []),
                 *([f"train.micro_batch_size={args.micro}"] if args.micro else [])]

@@ -139,6 +139,7 @@ def test_a_killed_multi_process_training_resumes_where_it_stopped(sft_run: tuple
     (["train.processes=3"], "whole groups of 4 per process: 1, 2 here"),
     (["train.processes=0"], "train.processes"),
     (["train.processes=2", "train.sft.enabled=true", "train.sft.batch_size=5"], "train.sft.batch_size (5)"),
+    (["train.processes=2", "train.sft.enabled=true", "train.sft.loop=lean"], "1 while train.sft.loop=lean"),
 ])
 def test_processes_the_batch_cannot_split_are_refused_first(home: Path, extra: list[str], message: str) -> None:
     out = cli("train", *STEP, *extra, check=False)

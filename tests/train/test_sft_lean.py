@@ -240,6 +240,13 @@ def test_dagger_relabels_the_replies_outside_the_teachers_best_moves(two_layers:
     for e, d in zip(out, wrong, strict=True):
         reply = tok.decode([t for t in e.labels if t != -100])
         assert reply.startswith(teacher.reply_text(teacher_cell(teacher, d.state)))
+    replay = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                     "train.sft.dagger_all=true")
+    every, counts = relabel(records, tok, teacher, replay)
+    right = [d for r in records for d in decisions(r) if d.cell in best[d.state]]
+    assert counts["mistakes"] == len(wrong) and len(every) == len(wrong) + len(right)  # dagger_all: every reply
+    for e, c in zip(every, [teacher_cell(teacher, d.state) for d in wrong] + [d.cell for d in right], strict=True):
+        assert tok.decode([t for t in e.labels if t != -100]).startswith(teacher.reply_text(c))  # mistakes first
 
 
 def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: Path, tmp_path: Path) -> None:
@@ -253,6 +260,7 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     from ttt_lab.game.solver import candidates, table
     from ttt_lab.train.dagger_tree import mistakes, tree_relabel
     from ttt_lab.train.sft_lean import IGNORE
+    from ttt_lab.train.teacher import teacher_cell
 
     cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
     tok = AutoTokenizer.from_pretrained(tiny_checkpoint)
@@ -260,7 +268,9 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     ep = Episode(Example(index=0, seed=0, p_random=0.0, model_first=True, model_symbol="X", stratum=-1), cfg.env,
                  MinimaxOpponent())
     best, state = candidates("exploit"), table().state(ep.board)
-    good, bad = sorted(best[state])[0], next(c for c in range(9) if c not in best[state])
+    # a best move other than the teacher's own (its tie-break plays the lowest): kept as played
+    good, bad = max(best[state]), next(c for c in range(9) if c not in best[state])
+    assert good != teacher_cell(teacher, state) == min(best[state])
     asked = [(ep.messages, ep.board, f"<move>{good}</move>"), (ep.messages, ep.board, f"<move>{bad}</move>"),
              (ep.messages, ep.board, "no move")]
     got, wrong = mistakes(asked, tok, teacher, cfg)

@@ -272,6 +272,11 @@ def _validate_processes(t: TrainConfig) -> None:
                                  f"({p.batch_size} games) into whole groups of {p.num_generations} per process: "
                                  f"{', '.join(map(str, fits))} here, or a batch_size that is a multiple of "
                                  f"{n * p.num_generations}")
+    if t.sft.enabled and t.sft.loop == "lean" and n > 1:
+        raise InvalidSetting("train.processes", n, "1 while train.sft.loop=lean (ttt-lab's own warm-up loop and its "
+                             "DAgger rounds run in one process): train.sft.loop=trl train.sft.dagger_rounds=0 for a "
+                             "warm-up split across processes (experiment=tiny_cpu_two_phases is tiny_cpu so), or "
+                             "train the warm-up in one process first")
     if t.sft.enabled and t.sft.batch_size % n:
         raise InvalidSetting("train.processes", n, f"a divisor of train.sft.batch_size ({t.sft.batch_size}), which "
                              "is split across the processes, or a train.sft.batch_size that is a multiple of it")
