@@ -115,6 +115,7 @@ def leaked(secret: str, text: str) -> set[str]:
 
 
 @given(PLACED)
+@example(('{"access_token": "QzQ\\u00b500Q000Q0", "batch_size": 256}', "QzQ\u00b500Q000Q0"))  # an escape in the value
 def test_no_credential_survives_in_any_form(placed: tuple[str, str]) -> None:
     text, secret = placed
     out = redact(text)
@@ -180,6 +181,17 @@ def test_a_long_line_is_redacted_in_linear_time() -> None:
     outs = [redact(line) for line in lines]
     assert "Qzsecret" not in outs[0] and "Qzpass" not in outs[2]
     assert time.process_time() - start < 5, "a quadratic pattern: these lines take minutes"
+
+
+@given(ENV_VALUE)
+@example("QzQ000Q000Q0\u00b5")  # once written into a config file as QzQ000Q000Q0\\u00b5
+def test_a_hidden_value_is_redacted_as_json_yaml_and_repr_escape_it(value: str) -> None:
+    import yaml
+
+    with hidden(value):
+        for written in (json.dumps({"note": f"served_model={value}"}), yaml.safe_dump({"note": value}),
+                        yaml.safe_dump({"note": value}, default_style='"'), repr(f"x {value}")):
+            assert not leaked(value, redact(written)), written
 
 
 def test_a_hidden_value_is_redacted_in_any_text_and_through_a_console() -> None:

@@ -54,10 +54,10 @@ _VALUE = r"(?:\"[^\"]*\"|'[^']*'|[^&\s#'\"]+)"
 _PAIR = re.compile(rf"(?P<head>(?:{_NAME}|(?<=[?&;])(?:key|sig))=)(?P<secret>{_VALUE})", re.IGNORECASE)
 """`name=value`: in a query (to the next `&`), an override or a shell line (to the next space
 or the closing quote)."""
-_FIELD = re.compile(rf"(?P<head>{_NAME}(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?)(?P<secret>[^\s'\",}}\]\\]+)",
-                    re.IGNORECASE)
+_FIELD = re.compile(rf"(?P<head>{_NAME}(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?)"
+                    rf"(?P<secret>(?:[^\s'\",}}\]\\]|\\(?![\"'\\])\S)+)", re.IGNORECASE)
 """`name: value` (a header, a YAML line, a JSON member, also JSON escaped inside a string): the value
-up to a space, quote, backslash or comma."""
+up to a space, quote, comma or escaped quote; an escape inside it (`\\u00b5`) is part of it."""
 _AUTH = re.compile(r"(?P<head>\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
                    r"(?:(?:bearer|basic|token|digest|negotiate|apikey|aws4-hmac-sha256)[ \t]+)?)"
                    r"(?P<secret>[^\s'\"]+)", re.IGNORECASE)
@@ -72,10 +72,27 @@ MIN_HIDDEN_LENGTH = 4
 """Shorter values (a flag, a small number) would hide ordinary text everywhere."""
 
 
+_FORMS: dict[str, tuple[str, ...]] = {}
+"""Each hidden value as the writers escape it too (JSON's and YAML's double quotes, Python's repr):
+a config file writes `µ` as `\\u00b5` or `\\xB5`."""
+
+
 def hide_value(value: str) -> None:
     """From now on, this process writes `value` nowhere (it came from the environment)."""
     if isinstance(value, str) and len(value) >= MIN_HIDDEN_LENGTH:
         _VALUES.add(value)
+
+
+def _forms(value: str) -> tuple[str, ...]:
+    got = _FORMS.get(value)
+    if got is None:
+        import json
+
+        import yaml
+
+        quoted = yaml.safe_dump(value, default_style='"', allow_unicode=False, width=2**30).strip()
+        got = _FORMS[value] = tuple({value, json.dumps(value)[1:-1], ascii(value)[1:-1], quoted[1:-1]})
+    return got
 
 
 _WHOLE_NAME = re.compile(rf"(?:.*[^A-Za-z0-9])?(?:{_NAME}|(?:proxy-)?authorization)", re.IGNORECASE | re.DOTALL)
@@ -96,8 +113,8 @@ def redact(text: str) -> str:
     if not isinstance(text, str):
         return text
     if _VALUES:  # most processes read nothing from the environment: this stays one check per call
-        for value in sorted(_VALUES, key=len, reverse=True):
-            text = text.replace(value, HIDDEN)
+        for form in sorted({f for v in _VALUES for f in _forms(v)}, key=len, reverse=True):
+            text = text.replace(form, HIDDEN)
     lower = text.lower()
     if not any(h in lower for h in _HINTS):
         return text
