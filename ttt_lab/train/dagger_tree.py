@@ -5,7 +5,7 @@ tree's exact W/D/L against the random opponent and its best response, read off t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ttt_lab.config.schema import Config, SuiteEntry
 from ttt_lab.env.episode import Turn
@@ -34,15 +34,24 @@ def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, 
     conversation, then the teacher's reply, the loss on that reply only; with
     `train.sft.dagger_all`, the right replies too, as played (replayed). The examples, mistakes
     first, and the number of mistakes."""
-    best, t, think = candidates(cfg.train.sft.teacher_scoring), table(), cfg.env.think
-    wrong, kept = [], []
+    t, think = table(), cfg.env.think
+    positions = []
     for messages, board, reply in asked:
-        state = t.state(board)
         p = parse(reply, board, think)
-        if not (p.valid and p.cell in best[state]):
+        positions.append((messages, t.state(board), p.cell if p.valid else None))
+    return examples(positions, tokenizer, player, cfg)
+
+
+def examples(positions: Iterable[tuple[Sequence[dict[str, str]], int, int | None]], tokenizer, player, cfg: Config
+             ) -> tuple[list[Encoded], int]:
+    """(conversation, state, the policy's cell or None when invalid) -> `mistakes`' examples."""
+    best = candidates(cfg.train.sft.teacher_scoring)
+    wrong, kept = [], []
+    for messages, state, cell in positions:
+        if cell is None or cell not in best[state]:
             wrong.append(corrected(messages, state, tokenizer, player))
         elif cfg.train.sft.dagger_all:
-            kept.append(corrected(messages, state, tokenizer, player, p.cell))
+            kept.append(corrected(messages, state, tokenizer, player, cell))
     return wrong + kept, len(wrong)
 
 

@@ -15,8 +15,8 @@ from ttt_lab.config.schema import Config, warm_up_seed
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
-from ttt_lab.game.solver import candidates, table
-from ttt_lab.train.dagger_tree import corrected
+from ttt_lab.game.solver import table
+from ttt_lab.train.dagger_tree import examples
 from ttt_lab.train.runtime import Runtime
 from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
 from ttt_lab.train.teacher import covering_games, decisions
@@ -90,16 +90,9 @@ def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tu
     """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
     up to it, then the teacher's reply, the loss on that reply only (with `train.sft.dagger_all`,
     the right replies too, as played); the mistakes first."""
-    best = candidates(cfg.train.sft.teacher_scoring)
-    wrong, kept, turns = [], [], 0
-    for r in records:
-        for d in decisions(r, cfg.env.think):
-            turns += 1
-            if d.cell is None or d.cell not in best[d.state]:
-                wrong.append(corrected(r.messages[: d.message], d.state, tokenizer, player))
-            elif cfg.train.sft.dagger_all:
-                kept.append(corrected(r.messages[: d.message], d.state, tokenizer, player, d.cell))
-    return wrong + kept, {"turns": turns, "mistakes": len(wrong)}
+    positions = [(r.messages[: d.message], d.state, d.cell) for r in records for d in decisions(r, cfg.env.think)]
+    out, wrong = examples(positions, tokenizer, player, cfg)
+    return out, {"turns": len(positions), "mistakes": wrong}
 
 
 def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
@@ -169,8 +162,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
 
     s = cfg.train.sft
     losses: list[float] = []
-    # the aggregate holds the optimal opponent's positions as the policy plays them; the teacher's
-    # lines would pull its right replies to the teacher's tie-breaks
+    # the walk holds the optimal opponent's positions as the policy plays them; the teacher's lines
+    # would pull its right replies to the teacher's tie-breaks
     lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     fixes: list[Encoded] = []
