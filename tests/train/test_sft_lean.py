@@ -291,3 +291,32 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     assert counts["turns"] > 20 and 0 < counts["mistakes"] == len(examples) <= counts["turns"]
     assert counts["random_win"] + counts["random_draw"] + counts["random_loss"] == pytest.approx(1.0)
     assert counts["exploitability"] >= counts["random_loss"]
+
+
+def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct(tiny_checkpoint: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round whose whole-tree walk finds no reply to correct ends the rounds: no passes after it,
+    its walk is the end row. The walk is real; its mistakes are hidden from the second on (the
+    small test model never plays the teacher's moves everywhere)."""
+    from ttt_lab.train import dagger_tree
+    from ttt_lab.train.sft import run_sft
+
+    real, calls = dagger_tree.tree_relabel, []
+
+    def walked(model, tokenizer, cfg, player):
+        out, counts = real(model, tokenizer, cfg, player)
+        calls.append(counts["mistakes"])
+        hide = len(calls) > 1
+        return (out[int(counts["mistakes"]):] if hide else out), counts | ({"mistakes": 0} if hide else {})
+
+    monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
+                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                  "train.sft.dagger_rounds=3", "train.sft.dagger_tree=true", "train.sft.dagger_all=true",
+                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    assert len(calls) == 2 and calls[0] > 0
+    assert [p["after"] for p in info["accuracy"]] == ["start", "epoch 1", "DAgger 1 epoch 1"]
+    first, end = info["dagger"]
+    assert (first["round"], first["mistakes"]) == (1, calls[0])
+    assert (end["after"], end["round"], end["mistakes"]) == ("DAgger end", 2, 0)

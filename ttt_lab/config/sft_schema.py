@@ -78,12 +78,17 @@ class SftConfig:
     dagger_tree: bool = False
     """DAgger rounds relabel the greedy policy's whole tree instead (every position any opponent
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
-    opponent and its exploitability; no sampled games."""
+    opponent and its exploitability; no sampled games. The rounds end early at a walk that finds
+    nothing to correct."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
     the wrong ones relabelled) and every earlier round's corrections, without the teacher's
     lines, not on the mistakes alone: the replayed replies keep a round's few corrections from
     unlearning the rest of the policy."""
+    dagger_mistake_weight: int = 1
+    """Copies of each correction (a reply relabelled in this round or an earlier one) in a round's
+    passes: with `dagger_all`, a few corrections among a thousand replays are otherwise seen once
+    a pass."""
 
 
 def validate_sft(s: SftConfig) -> None:
@@ -112,6 +117,7 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_rounds", s.dagger_rounds, 0)
     check_integer("train.sft.dagger_games", s.dagger_games, 1)
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
+    check_integer("train.sft.dagger_mistake_weight", s.dagger_mistake_weight, 1)
     if s.dagger_learning_rate is not None:
         check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
     if s.dagger_rounds and s.loop != "lean":

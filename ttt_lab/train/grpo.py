@@ -75,16 +75,26 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         trainer.add_callback(saving_callback(refresh))
         if last:
             refresh.restore(last)
-    result = trainer.train(resume_from_checkpoint=str(last) if last else None)
-    info = {"phase": phase.name, "steps": result.global_step, "games": result.global_step * phase.batch_size,
+    done = 0 if _enough_at_start(refresh, trainer, tokenizer, last) else \
+        trainer.train(resume_from_checkpoint=str(last) if last else None).global_step
+    info = {"phase": phase.name, "steps": done, "games": done * phase.batch_size,
             "resumed_from": str(last) if last else None}
     if refresh is not None and refresh.enough(refresh.history[-1] if refresh.history else None):
-        say(f"phase {phase.name}: stopped after step {result.global_step} of {steps}: the greedy policy is "
+        say(f"phase {phase.name}: stopped after step {done} of {steps}: the greedy policy is "
             f"unbeatable with {100 * refresh.history[-1].random_wins:.2f} % wins against random play")
-        info["stopped_at"] = result.global_step
+        info["stopped_at"] = done
     if refresh is not None:
-        kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, result.global_step)
+        kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, done)
         if kept is not None:
             say(f"phase {phase.name}: ends with the policy of step {kept.step} ({kept_why(kept, refresh.final)})")
             info["kept_step"] = kept.step
     return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
+
+
+def _enough_at_start(refresh, trainer, tokenizer, last) -> bool:
+    """With `opponent.stop_at_wins`, a phase that starts (not resumes) measures the policy it was
+    given first: one the goal already holds for needs no step (the refresh is the one its first
+    rollouts would have taken)."""
+    if refresh is None or refresh.stop_at_wins is None or last is not None:
+        return False
+    return refresh.enough(refresh(trainer.accelerator.unwrap_model(trainer.model), tokenizer, 0))

@@ -185,14 +185,19 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                 records += [ro.record for ro in rollouts if ro.record is not None]
             new, counts = relabel(records, tokenizer, player, cfg)
             where = f"the optimal opponent's lines and {len(examples)} games"
+        wrong = new[: int(counts["mistakes"])]
         if s.dagger_all:  # the latest walk's every position, and the corrections of the rounds before
-            pool = new + fixes
-            fixes += new[: int(counts["mistakes"])]
+            pool = new + fixes + (wrong + fixes) * (s.dagger_mistake_weight - 1)
+            fixes += wrong
         else:
-            pool += new
+            pool += new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
                  f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
+        if not counts["mistakes"] and s.dagger_tree:  # the whole tree plays the teacher's moves: the end
+            LOG.info(f"DAgger round {k + 1}: nothing to correct anywhere in the tree; the rounds end")
+            rounds.append(row | {"after": "DAgger end"})
+            return losses
         rounds.append(row)
         if pool:
             losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0, s.dagger_learning_rate),
