@@ -320,3 +320,19 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct(tiny_checkpoin
     first, end = info["dagger"]
     assert (first["round"], first["mistakes"]) == (1, calls[0])
     assert (end["after"], end["round"], end["mistakes"]) == ("DAgger end", 2, 0)
+
+
+def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """`dagger_mistake_weight`: a round's passes hold the latest walk's every position once and
+    every correction so far (this round's and the earlier rounds') that many times."""
+    from ttt_lab.train.sft import run_sft
+
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
+                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                  "train.sft.dagger_rounds=2", "train.sft.dagger_tree=true", "train.sft.dagger_all=true",
+                  "train.sft.dagger_epochs=1", "train.sft.dagger_mistake_weight=3", "train.sft.micro_batch_size=8")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    one, two = info["dagger"][:2]
+    assert one["mistakes"] > 0 and two["mistakes"] > 0  # the small test model is far from the teacher
+    assert one["pool"] == one["turns"] + 2 * one["mistakes"]
+    assert two["pool"] == two["turns"] + 3 * one["mistakes"] + 2 * two["mistakes"]

@@ -36,25 +36,52 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     """Train one phase from `model_path` under `runtime` (resolved from `cfg` when not given); the
     final checkpoint lands in `out`. Trainer checkpoints in `out.work/trainer` let an interrupted
     phase resume where it stopped. Returns the phase's info on rank 0, None on the other ranks."""
-    from datasets import Dataset
 
-    from ttt_lab.train.trainer import GameTrainer
 
     steps = phase_steps(cfg, phase)
     examples = phase_dataset(cfg, phase, index, steps)
     runtime = runtime or resolve(cfg)
     model, tokenizer = load_model(model_path, cfg, runtime=runtime)
-    max_new = cfg.player.max_new_tokens
     work = out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
     share = phase.batch_size // cfg.train.processes
     if distributed.is_main():
         save_dataset(work, examples, phase_dataset_config(cfg, phase, steps), phase,
                      share // micro_batch(share, cfg.train.micro_batch_size))
-    data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
-    games = games if games is not None else []
-    args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer), runtime=runtime)
     players = phase_players(cfg, phase)
+    refresh = players[1]
+    last = resume_point(work, say) if resume else None
+    if _enough_at_start(refresh, model, tokenizer, last):  # no trainer needed: the policy given is the phase's
+        info = _ended(phase, 0, steps, None, refresh, say)
+        return distributed.on_main(lambda: publish(model, tokenizer, work, out, info))
+    trainer = _trainer(cfg, phase, index, examples, model, tokenizer, work, steps, players, runtime, callbacks,
+                       games if games is not None else [])
+    if refresh is not None:
+        if refresh.stop_at_wins is not None:  # before the saving callback: a checkpoint holds the refresh
+            trainer.add_callback(stopping_callback(refresh, getattr(trainer, "note", None)))
+        trainer.add_callback(saving_callback(refresh))
+        if last:
+            refresh.restore(last)
+    done = trainer.train(resume_from_checkpoint=str(last) if last else None).global_step
+    info = _ended(phase, done, steps, last, refresh, say)
+    if refresh is not None:
+        kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, done)
+        if kept is not None:
+            say(f"phase {phase.name}: ends with the policy of step {kept.step} ({kept_why(kept, refresh.final)})")
+            info["kept_step"] = kept.step
+    return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
+
+
+def _trainer(cfg: Config, phase: PhaseConfig, index: int, examples: list, model, tokenizer, work: Path, steps: int,
+             players, runtime: Runtime, callbacks: list | None, games: list):
+    """The phase's GameTrainer: TRL's GRPO on whole games played by `players`, records into `games`."""
+    from datasets import Dataset
+
+    from ttt_lab.train.trainer import GameTrainer
+
+    max_new = cfg.player.max_new_tokens
+    data = Dataset.from_dict({"prompt": [f"game {i}" for i in range(len(examples))]})
+    args = grpo_args(cfg, phase, steps, work, max_completion_tokens(cfg, max_new, tokenizer), runtime=runtime)
     rollout = make_rollout_func(cfg, phase, examples, max_new, index, runtime=runtime, players=players)
     trainer = GameTrainer(
         model=model, reward_funcs=cast("list[RewardFunc]", reward_functions(games.extend)), args=args,
@@ -68,33 +95,24 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
         from ttt_lab.engine.vllm_backend import use_in_place_reload
 
         use_in_place_reload(trainer)
-    last = resume_point(work, say) if resume else None
-    if (refresh := players[1]) is not None:
-        if refresh.stop_at_wins is not None:  # before the saving callback: a checkpoint holds the refresh
-            trainer.add_callback(stopping_callback(refresh, getattr(trainer, "note", None)))
-        trainer.add_callback(saving_callback(refresh))
-        if last:
-            refresh.restore(last)
-    done = 0 if _enough_at_start(refresh, trainer, tokenizer, last) else \
-        trainer.train(resume_from_checkpoint=str(last) if last else None).global_step
+    return trainer
+
+
+def _ended(phase: PhaseConfig, done: int, steps: int, last: Path | None, refresh, say: Callable[[str], None]) -> dict:
+    """The phase's info after `done` steps, saying so when the goal stopped it."""
     info = {"phase": phase.name, "steps": done, "games": done * phase.batch_size,
             "resumed_from": str(last) if last else None}
     if refresh is not None and refresh.enough(refresh.history[-1] if refresh.history else None):
         say(f"phase {phase.name}: stopped after step {done} of {steps}: the greedy policy is "
             f"unbeatable with {100 * refresh.history[-1].random_wins:.2f} % wins against random play")
         info["stopped_at"] = done
-    if refresh is not None:
-        kept = refresh.settle(trainer.accelerator.unwrap_model(trainer.model), tokenizer, done)
-        if kept is not None:
-            say(f"phase {phase.name}: ends with the policy of step {kept.step} ({kept_why(kept, refresh.final)})")
-            info["kept_step"] = kept.step
-    return distributed.on_main(lambda: publish(trainer.model, tokenizer, work, out, info))
+    return info
 
 
-def _enough_at_start(refresh, trainer, tokenizer, last) -> bool:
+def _enough_at_start(refresh, model, tokenizer, last: Path | None) -> bool:
     """With `opponent.stop_at_wins`, a phase that starts (not resumes) measures the policy it was
     given first: one the goal already holds for needs no step (the refresh is the one its first
     rollouts would have taken)."""
     if refresh is None or refresh.stop_at_wins is None or last is not None:
         return False
-    return refresh.enough(refresh(trainer.accelerator.unwrap_model(trainer.model), tokenizer, 0))
+    return refresh.enough(refresh(model, tokenizer, 0))
