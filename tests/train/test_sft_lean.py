@@ -293,33 +293,45 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     assert counts["exploitability"] >= counts["random_loss"]
 
 
-def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct(tiny_checkpoint: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """A round whose whole-tree walk finds no reply to correct ends the rounds: no passes after it,
-    its walk is the end row. The walk is real; its mistakes are hidden from the second on (the
-    small test model never plays the teacher's moves everywhere)."""
+@pytest.mark.parametrize("end", ["clean", "goal", "short"])
+def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal(
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str) -> None:
+    """A round whose whole-tree walk finds no reply to correct (`clean`), or measures the goal the RL
+    phase stops at (`goal`: exploitability 0, no invalid reply, wins against random at least
+    `opponent.stop_at_wins`), ends the rounds: no passes after it, its walk is the end row. One
+    short of the goal (`short`: 0.001 too few wins) does not. The walks are real; what they measured
+    is replaced from the second on (the small test model is nowhere near)."""
     from ttt_lab.train import dagger_tree
     from ttt_lab.train.sft import run_sft
 
     real, calls = dagger_tree.tree_relabel, []
+    at_goal = {"exploitability": 0.0, "invalid": 0, "random_win": 0.95 - (end == "short") * 0.001}
 
     def walked(model, tokenizer, cfg, player):
         out, counts = real(model, tokenizer, cfg, player)
         calls.append(counts["mistakes"])
-        hide = len(calls) > 1
-        return (out[int(counts["mistakes"]):] if hide else out), counts | ({"mistakes": 0} if hide else {})
+        if len(calls) == 1:
+            return out, counts
+        if end == "clean":
+            return out[int(counts["mistakes"]):], counts | {"mistakes": 0}
+        return out, counts | at_goal
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
     cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
                   "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
                   "train.sft.dagger_rounds=3", "train.sft.dagger_tree=true", "train.sft.dagger_all=true",
-                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8")
+                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8", "opponent.stop_at_wins=0.95")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    if end == "short":
+        assert len(calls) == 3 and [r["after"] for r in info["dagger"]][-1] == "DAgger end"
+        assert [p["after"] for p in info["accuracy"]][-1] == "DAgger 3 epoch 1"
+        return
     assert len(calls) == 2 and calls[0] > 0
     assert [p["after"] for p in info["accuracy"]] == ["start", "epoch 1", "DAgger 1 epoch 1"]
-    first, end = info["dagger"]
+    first, last = info["dagger"]
     assert (first["round"], first["mistakes"]) == (1, calls[0])
-    assert (end["after"], end["round"], end["mistakes"]) == ("DAgger end", 2, 0)
+    assert (last["after"], last["round"]) == ("DAgger end", 2)
+    assert last["mistakes"] == (0 if end == "clean" else calls[1])
 
 
 def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ class SftConfig:
     """DAgger rounds relabel the greedy policy's whole tree instead (every position any opponent
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
     opponent and its exploitability; no sampled games. The rounds end early at a walk that finds
-    nothing to correct."""
+    nothing to correct or that measures the goal the RL phase stops at (`opponent.stop_at_wins`)."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
     the wrong ones relabelled) and every earlier round's corrections, without the teacher's

@@ -5,6 +5,7 @@ tree's exact W/D/L against the random opponent and its best response, read off t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 from ttt_lab.config.schema import Config, SuiteEntry
@@ -61,13 +62,20 @@ def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player,
     right reply kept as the policy played it, not moved to another of the teacher's tie-breaks);
     the loss on that reply only (DAgger's example, whichever walk found it)."""
     cell = teacher_cell(player, state) if cell is None else cell
-    msgs = [*messages, {"role": "assistant", "content": player.reply_text(cell)}]
-    flags = [False] * sum(m["role"] == "assistant" for m in messages) + [True]
+    return _encoded(tokenizer, tuple((m["role"], m["content"]) for m in messages), player.reply_text(cell))
+
+
+@functools.lru_cache(maxsize=16384)
+def _encoded(tokenizer, conversation: tuple[tuple[str, str], ...], reply: str) -> Encoded:
+    """`corrected`'s example, kept: a position recurs in every round whose walk reaches it."""
+    msgs = [{"role": r, "content": c} for r, c in conversation] + [{"role": "assistant", "content": reply}]
+    flags = [False] * sum(r == "assistant" for r, _ in conversation) + [True]
     return encode(tokenizer, msgs, flags)
 
 
 def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:
-    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates."""
+    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates (and
+    `invalid`: the positions where its reply is invalid)."""
     from ttt_lab.env.exact import evaluate_tree, expand_tree
     from ttt_lab.evaluation.trees import opponent_distribution, starts
     from ttt_lab.players.distributions import GreedyDistribution
@@ -85,6 +93,8 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
     best_response = evaluate_tree(tree, None)
     out, wrong = mistakes(policy.asked, tokenizer, player, cfg)
-    return out, {"turns": len(policy.asked), "mistakes": wrong, "random_win": round(vs_random.win, 4),
+    invalid = sum(not parse(reply, board, cfg.env.think).valid for _, board, reply in policy.asked)
+    return out, {"turns": len(policy.asked), "mistakes": wrong, "invalid": invalid,
+                 "random_win": round(vs_random.win, 4),
                  "random_draw": round(vs_random.draw, 4), "random_loss": round(vs_random.loss, 4),
                  "exploitability": round(best_response.loss, 4)}

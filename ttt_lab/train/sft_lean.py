@@ -149,7 +149,7 @@ class Schedule:
 
 
 class LeanSFT:
-    """An AdamW (TRL's defaults: no weight decay, gradients clipped at norm 1) that lives across
+    """An AdamW (TRL's defaults: fused, no weight decay, gradients clipped at norm 1) that lives across
     calls to `fit`, so DAgger rounds continue the warm-up's optimizer."""
 
     def __init__(self, model, tokenizer, *, learning_rate: float, batch_size: int, micro_batch_size: int,
@@ -158,8 +158,9 @@ class LeanSFT:
         self.model, self.tokenizer = model, tokenizer
         self.lr, self.batch, self.micro = learning_rate, batch_size, max(1, min(micro_batch_size, batch_size))
         self.bf16, self.head, self.share_prefix, self.max_grad_norm = bf16, head, share_prefix, max_grad_norm
+        # fused: one kernel for every tensor's update (transformers' default optimizer, `adamw_torch_fused`)
         self.opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=learning_rate,
-                                     weight_decay=0.0)
+                                     weight_decay=0.0, fused=True)
         self.gen = torch.Generator().manual_seed(seed)
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.step = 0

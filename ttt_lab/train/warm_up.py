@@ -194,8 +194,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
                  f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
-        if not counts["mistakes"] and s.dagger_tree:  # the whole tree plays the teacher's moves: the end
-            LOG.info(f"DAgger round {k + 1}: nothing to correct anywhere in the tree; the rounds end")
+        if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
+            LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             rounds.append(row | {"after": "DAgger end"})
             return losses
         rounds.append(row)
@@ -209,3 +209,16 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
 
 def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
     measure(f"{label} epoch {epoch + 1}")
+
+
+def _clean(counts: dict[str, float], goal: float | None) -> str:
+    """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct, or the goal
+    the RL phase stops at (`opponent.stop_at_wins`) already held; rounds after either can only
+    unlearn."""
+    if not counts["mistakes"]:
+        return "nothing to correct anywhere in the tree"
+    if (goal is not None and counts["exploitability"] == 0 and not counts["invalid"]
+            and counts["random_win"] >= goal):
+        return (f"the tree already meets opponent.stop_at_wins (exploitability 0, no invalid reply, "
+                f"{counts['random_win']:.2%} wins against random play)")
+    return ""
