@@ -5,6 +5,7 @@ every step that loads, trains or plays the model."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,9 +28,10 @@ def quiet() -> None:
 
     warnings.filterwarnings("ignore", message=".*past_key_values.*")
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"(trl|transformers)(\..*)?")
-    import datasets
-
-    datasets.disable_progress_bars()
+    # read by datasets when it is imported: only TRL's trainers need it (seconds of a short run's start)
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    if (datasets := sys.modules.get("datasets")) is not None:  # imported already: the variable came too late
+        datasets.disable_progress_bars()
     warnings.filterwarnings("ignore", category=UserWarning, module=r"(trl|transformers|torch)(\..*)?")
 
 

@@ -31,9 +31,6 @@ LOG = log.get("train")
 def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None = None) -> dict:
     """Train from `model_path` into `out` (a complete checkpoint plus `sft_games.jsonl`) under
     `runtime` (resolved from `cfg` when not given)."""
-    from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
-
     s = cfg.train.sft
     records = teacher_games(cfg)
     kept = keep(records, cfg)
@@ -49,8 +46,11 @@ def run_sft(cfg: Config, model_path: str, out: Path, *, runtime: Runtime | None 
     distributed.barrier()
     cover = data_coverage(cfg, kept)
     LOG.info("SFT data: " + ", ".join(f"{k} {v}" for k, v in cover.items()))
-    if s.loop == "lean":
+    if s.loop == "lean":  # TRL and datasets are not imported (seconds of a short run)
         return _run_lean(cfg, records, kept, model, tokenizer, runtime, work, out, cover)
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
     data = Dataset.from_list([{"messages": r.messages} for r in kept])
     share = s.batch_size // cfg.train.processes
     micro = micro_batch(share, cfg.train.micro_batch_size)  # same update, less memory per pass
