@@ -136,7 +136,7 @@ def test_studies_keep_the_first_phase_and_warm_up_their_findings_were_measured_w
     from ttt_lab.config.load import load
 
     tiny = load(["experiment=tiny_cpu"]).cfg
-    assert (tiny.train.phases[0].p_min, tiny.train.sft.dagger_rounds) == (0.0, 2)
+    assert tiny.train.phases[0].p_min == 0.0 and tiny.train.sft.dagger_rounds > 0
     checked = []
     for name in NAMES:
         plan = named_plans.plan(name)
