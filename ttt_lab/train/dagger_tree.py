@@ -65,6 +65,11 @@ def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player,
     return _encoded(tokenizer, tuple((m["role"], m["content"]) for m in messages), player.reply_text(cell))
 
 
+def forget_examples() -> None:
+    """Drop the kept examples (and the tokenizer they hold) once a warm-up is done."""
+    _encoded.cache_clear()
+
+
 @functools.lru_cache(maxsize=16384)
 def _encoded(tokenizer, conversation: tuple[tuple[str, str], ...], reply: str) -> Encoded:
     """`corrected`'s example, kept: a position recurs in every round whose walk reaches it."""
@@ -95,6 +100,5 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     out, wrong = mistakes(policy.asked, tokenizer, player, cfg)
     invalid = sum(not parse(reply, board, cfg.env.think).valid for _, board, reply in policy.asked)
     return out, {"turns": len(policy.asked), "mistakes": wrong, "invalid": invalid,
-                 "random_win": round(vs_random.win, 4),
-                 "random_draw": round(vs_random.draw, 4), "random_loss": round(vs_random.loss, 4),
-                 "exploitability": round(best_response.loss, 4)}
+                 "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
+                 "exploitability": best_response.loss}

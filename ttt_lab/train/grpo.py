@@ -36,8 +36,6 @@ def run_rl_phase(cfg: Config, phase: PhaseConfig, index: int, model_path: str, o
     """Train one phase from `model_path` under `runtime` (resolved from `cfg` when not given); the
     final checkpoint lands in `out`. Trainer checkpoints in `out.work/trainer` let an interrupted
     phase resume where it stopped. Returns the phase's info on rank 0, None on the other ranks."""
-
-
     steps = phase_steps(cfg, phase)
     examples = phase_dataset(cfg, phase, index, steps)
     runtime = runtime or resolve(cfg)
@@ -111,8 +109,13 @@ def _ended(phase: PhaseConfig, done: int, steps: int, last: Path | None, refresh
 
 def _enough_at_start(refresh, model, tokenizer, last: Path | None) -> bool:
     """With `opponent.stop_at_wins`, a phase that starts (not resumes) measures the policy it was
-    given first: one the goal already holds for needs no step (the refresh is the one its first
-    rollouts would have taken)."""
+    given first: one the goal already holds for needs no step. Otherwise the measure is forgotten
+    and the first rollouts take it again on the trainer's model (under LoRA the weights a refresh
+    keeps are the adapters, named as the wrapped model names them). Rank 0 decides for all."""
     if refresh is None or refresh.stop_at_wins is None or last is not None:
         return False
-    return refresh.enough(refresh(model, tokenizer, 0))
+    if distributed.decide(refresh.enough(refresh(model, tokenizer, 0))):
+        return True
+    refresh.history.clear()
+    refresh.best = None
+    return False

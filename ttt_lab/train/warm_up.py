@@ -16,7 +16,7 @@ from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import table
-from ttt_lab.train.dagger_tree import examples
+from ttt_lab.train.dagger_tree import examples, forget_examples
 from ttt_lab.train.runtime import Runtime
 from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
 from ttt_lab.train.teacher import covering_games, decisions
@@ -141,6 +141,7 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
 
     if s.dagger_rounds:
         losses += _dagger(cfg, loop, model, tokenizer, runtime, player, measure, walk_row, rounds, on_step)
+        forget_examples()
     return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
             "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
 
