@@ -305,7 +305,7 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
     from ttt_lab.train.sft import run_sft
 
     real, calls = dagger_tree.tree_relabel, []
-    at_goal = {"exploitability": 0.0, "invalid": 0, "random_win": 0.95 - (end == "short") * 0.001}
+    at_goal = {"exploitability": 0.0, "invalid_lines": 0, "random_win": 0.95 - (end == "short") * 0.001}
 
     def walked(model, tokenizer, cfg, player):
         out, counts = real(model, tokenizer, cfg, player)
@@ -348,3 +348,41 @@ def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_p
     assert one["mistakes"] > 0 and two["mistakes"] > 0  # the small test model is far from the teacher
     assert one["pool"] == one["turns"] + 2 * one["mistakes"]
     assert two["pool"] == two["turns"] + 3 * one["mistakes"] + 2 * two["mistakes"]
+
+
+def test_the_dagger_walk_is_the_tree_later_walks_of_the_same_weights_read(tiny_checkpoint: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up's evaluation and the RL phase's first refresh walk the policy DAgger's last
+    walk measured: that tree is kept and handed to them (even for the weights loaded anew), not
+    expanded again; weights that moved since get their own."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    import ttt_lab.env.exact as exact
+    from ttt_lab.evaluation import trees
+    from ttt_lab.train.dagger_tree import tree_relabel
+    from ttt_lab.train.exploiter import greedy_tree
+
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    tok = AutoTokenizer.from_pretrained(tiny_checkpoint)
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    expanded, real = [], exact.expand_tree
+
+    def expand(*a, **k):
+        expanded.append(real(*a, **k))
+        return expanded[-1]
+
+    monkeypatch.setattr(exact, "expand_tree", expand)
+    monkeypatch.setattr(trees, "expand_tree", expand)
+    trees.forget()
+    try:
+        tree_relabel(model, tok, cfg, teacher)
+        assert len(expanded) == 1
+        assert greedy_tree(AutoModelForCausalLM.from_pretrained(tiny_checkpoint), tok, cfg) is expanded[0]
+        assert len(expanded) == 1
+        with torch.no_grad():
+            next(model.parameters()).add_(1.0)
+        assert greedy_tree(model, tok, cfg) is expanded[1] and len(expanded) == 2
+    finally:
+        trees.forget()

@@ -111,13 +111,24 @@ def policy_tree(policy: ReplyDistribution, cfg: Config, bound: OpponentDistribut
     tree = _trees.get(key)
     if tree is None:
         tree = expand_tree(policy, cfg.env, starts(cfg), opponent_bound=None, on_level=on_level)
-        _trees[key] = tree
-        while len(_trees) > KEEP:
-            _trees.popitem(last=False)
     elif on_level is not None:
         on_level(tree.model_turns)
-    _trees.move_to_end(key)
+    _keep(key, tree)
     return tree
+
+
+def remember(policy: ReplyDistribution, cfg: Config, tree: Tree) -> None:
+    """Keep `tree`, the every-reply tree of `policy` from the evaluation's starts expanded by a
+    caller that watched the walk (DAgger's), for the later walks of the same policy."""
+    if (key := shared_key(policy, cfg)) is not None:
+        _keep(key, tree)
+
+
+def _keep(key: tuple, tree: Tree) -> None:
+    _trees[key] = tree
+    _trees.move_to_end(key)
+    while len(_trees) > KEEP:
+        _trees.popitem(last=False)
 
 
 def forget() -> None:
@@ -125,5 +136,5 @@ def forget() -> None:
     _trees.clear()
 
 
-__all__ = ["forget", "largest_of", "opponent_distribution", "policy_key", "policy_tree", "shared_key", "starts",
-           "suite_bound", "weights_digest"]
+__all__ = ["forget", "largest_of", "opponent_distribution", "policy_key", "policy_tree", "remember", "shared_key",
+           "starts", "suite_bound", "weights_digest"]

@@ -79,26 +79,27 @@ def _encoded(tokenizer, conversation: tuple[tuple[str, str], ...], reply: str) -
 
 
 def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:
-    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates (and
-    `invalid`: the positions where its reply is invalid)."""
+    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates (those
+    the exploiter's refresh reads). The tree is kept for the later walks of the same weights (the
+    warm-up's evaluation and the RL phase's first refresh, when the rounds end with it)."""
     from ttt_lab.env.exact import evaluate_tree, expand_tree
-    from ttt_lab.evaluation.trees import opponent_distribution, starts
+    from ttt_lab.env.exploit import exploitability, invalid_lines
+    from ttt_lab.evaluation.trees import opponent_distribution, remember, starts
     from ttt_lab.players.distributions import GreedyDistribution
     from ttt_lab.players.hf import HFPlayer
 
     was_training = model.training
     try:
-        greedy = HFPlayer.from_model(model, tokenizer, device=cfg.model.device,
-                                     max_new_tokens=cfg.player.max_new_tokens, batch_size=cfg.eval.batch_size,
-                                     seed=cfg.seed)
-        policy = Asked(GreedyDistribution(greedy))
+        greedy = GreedyDistribution(HFPlayer.from_model(model, tokenizer, device=cfg.model.device,
+                                                        max_new_tokens=cfg.player.max_new_tokens,
+                                                        batch_size=cfg.eval.batch_size, seed=cfg.seed))
+        policy = Asked(greedy)
         tree = expand_tree(policy, cfg.env, starts(cfg))
+        remember(greedy, cfg, tree)
     finally:
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
-    best_response = evaluate_tree(tree, None)
     out, wrong = mistakes(policy.asked, tokenizer, player, cfg)
-    invalid = sum(not parse(reply, board, cfg.env.think).valid for _, board, reply in policy.asked)
-    return out, {"turns": len(policy.asked), "mistakes": wrong, "invalid": invalid,
+    return out, {"turns": len(policy.asked), "mistakes": wrong, "invalid_lines": invalid_lines(tree),
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
-                 "exploitability": best_response.loss}
+                 "exploitability": exploitability(tree).loss}

@@ -17,6 +17,7 @@ from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
 from ttt_lab.game.solver import table
 from ttt_lab.train.dagger_tree import examples, forget_examples
+from ttt_lab.train.exploiter import meets_goal
 from ttt_lab.train.runtime import Runtime
 from ttt_lab.train.sft_lean import Encoded, LeanSFT, Schedule, accuracy, encode
 from ttt_lab.train.teacher import covering_games, decisions
@@ -218,8 +219,7 @@ def _clean(counts: dict[str, float], goal: float | None) -> str:
     unlearn."""
     if not counts["mistakes"]:
         return "nothing to correct anywhere in the tree"
-    if (goal is not None and counts["exploitability"] == 0 and not counts["invalid"]
-            and counts["random_win"] >= goal):
+    if meets_goal(counts["exploitability"], int(counts["invalid_lines"]), counts["random_win"], goal):
         return (f"the tree already meets opponent.stop_at_wins (exploitability 0, no invalid reply, "
                 f"{counts['random_win']:.2%} wins against random play)")
     return ""
