@@ -95,6 +95,18 @@ def _forms(value: str) -> tuple[str, ...]:
     return got
 
 
+_ORDER: list = [frozenset(), ()]
+"""The hidden values the forms below were built for, and every form of them, longest first."""
+
+
+def _ordered_forms() -> tuple[str, ...]:
+    """Every hidden value's forms, longest first (a value inside another's form is replaced after
+    it), built once per set of values: `redact` runs on every line a process writes."""
+    if _ORDER[0] != _VALUES:
+        _ORDER[:] = [frozenset(_VALUES), tuple(sorted({f for v in _VALUES for f in _forms(v)}, key=len, reverse=True))]
+    return _ORDER[1]
+
+
 _WHOLE_NAME = re.compile(rf"(?:.*[^A-Za-z0-9])?(?:{_NAME}|(?:proxy-)?authorization)", re.IGNORECASE | re.DOTALL)
 
 
@@ -113,7 +125,7 @@ def redact(text: str) -> str:
     if not isinstance(text, str):
         return text
     if _VALUES:  # most processes read nothing from the environment: this stays one check per call
-        for form in sorted({f for v in _VALUES for f in _forms(v)}, key=len, reverse=True):
+        for form in _ordered_forms():
             text = text.replace(form, HIDDEN)
     lower = text.lower()
     if not any(h in lower for h in _HINTS):
