@@ -1,9 +1,12 @@
 """The lean SFT loop's cheaper passes compute TRL's loss and gradients exactly."""
 
+import statistics
 from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ttt_lab.players.scripted import minimax_player
 
@@ -273,24 +276,57 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     assert good != teacher_cell(teacher, state) == min(best[state])
     asked = [(ep.messages, ep.board, f"<move>{good}</move>"), (ep.messages, ep.board, f"<move>{bad}</move>"),
              (ep.messages, ep.board, "no move")]
-    got, wrong = mistakes(asked, tok, teacher, cfg)
-    assert len(got) == wrong == 2  # the best move is not relabelled; the other cell and the invalid reply are
+    got, corrections, wrong = mistakes(asked, tok, teacher, cfg)
+    # the best move is not relabelled; the other cell and the invalid reply are
+    assert len(got) == corrections == wrong == 2
     for e in got:
         reply = tok.decode([x for x in e.labels if x != IGNORE])
         assert reply.startswith(teacher.reply_text(min(best[state]))), reply
 
     replay = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
                      "train.sft.dagger_all=true")
-    every, wrong = mistakes(asked, tok, teacher, replay)
+    every, _, wrong = mistakes(asked, tok, teacher, replay)
     assert (len(every), wrong) == (3, 2)  # dagger_all: the right reply is replayed too, as played, after the mistakes
     assert [tok.decode([x for x in e.labels if x != IGNORE]).startswith(teacher.reply_text(c))
             for e, c in zip(every, (min(best[state]), min(best[state]), good), strict=True)] == [True] * 3
 
     model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
     examples, counts = tree_relabel(model, tok, cfg, teacher)
-    assert counts["turns"] > 20 and 0 < counts["mistakes"] == len(examples) <= counts["turns"]
+    assert counts["turns"] > 20 and 0 < counts["mistakes"] == counts["corrections"] == len(examples) <= counts["turns"]
     assert counts["random_win"] + counts["random_draw"] + counts["random_loss"] == pytest.approx(1.0)
     assert counts["exploitability"] >= counts["random_loss"]
+
+
+def test_reach_copies_a_mistake_by_how_often_the_evaluation_meets_its_position(two_layers: Path,
+                                                                                tmp_path: Path) -> None:
+    """`dagger_reach_cap`: a mistake where the evaluation's opponents arrive twice as often as the
+    median mistake's position is trained on twice; one they never reach, once."""
+    from transformers import AutoTokenizer
+
+    from ttt_lab.env.dataset import Example
+    from ttt_lab.env.episode import Episode
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.game.solver import candidates, table
+    from ttt_lab.train.dagger_tree import mistakes
+
+    tok, t = AutoTokenizer.from_pretrained(two_layers), table()
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    asked, states = [], []
+    for first in (True, False):
+        ep = Episode(Example(index=0, seed=0, p_random=0.0, model_first=first, model_symbol="X", stratum=-1),
+                     cfg_for(tmp_path).env, MinimaxOpponent(tie_break="first"))
+        state = t.state(ep.board)
+        bad = next(c for c in range(9) if c not in candidates("exploit")[state] and c in t.legal[state])
+        asked.append((ep.messages, ep.board, f"<move>{bad}</move>"))
+        states.append(state)
+    cfg = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                  "train.sft.dagger_tree=true", "train.sft.dagger_reach_cap=8")
+    got, corrections, wrong = mistakes(asked, tok, teacher, cfg, {states[0]: 0.75, states[1]: 0.25})
+    assert (len(got), corrections, wrong) == (3, 3, 2)  # median 0.5: 1.5 -> 2 copies, 0.5 -> 1
+    got, corrections, wrong = mistakes(asked, tok, teacher, cfg, {states[0]: 0.5})
+    assert (corrections, wrong) == (2, 2)  # the unreached position once, the only reached one at the median
+    plain = cfg_for(tmp_path, "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    assert mistakes(asked, tok, teacher, plain, {states[0]: 0.75, states[1]: 0.25})[1] == 2  # cap 1: once each
 
 
 @pytest.mark.parametrize("end", ["clean", "goal", "short"])
@@ -350,6 +386,19 @@ def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_p
     assert two["pool"] == two["turns"] + 3 * one["mistakes"] + 2 * two["mistakes"]
 
 
+def test_tree_dagger_weighs_corrections_by_the_evaluations_reach(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """`dagger_reach_cap`: a round's pool holds each mistake between once and the cap times, the
+    ones the evaluation's opponents meet most often more than once."""
+    from ttt_lab.train.sft import run_sft
+
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
+                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                  "train.sft.dagger_rounds=1", "train.sft.dagger_tree=true", "train.sft.dagger_reach_cap=4",
+                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8")
+    one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
+    assert one["mistakes"] < one["corrections"] == one["pool"] <= 4 * one["mistakes"]
+
+
 def test_the_dagger_walk_is_the_tree_later_walks_of_the_same_weights_read(tiny_checkpoint: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The warm-up's evaluation and the RL phase's first refresh walk the policy DAgger's last
@@ -386,3 +435,21 @@ def test_the_dagger_walk_is_the_tree_later_walks_of_the_same_weights_read(tiny_c
         assert greedy_tree(model, tok, cfg) is expanded[1] and len(expanded) == 2
     finally:
         trees.forget()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=40), st.integers(1, 12))
+def test_reach_copies_stay_within_one_and_the_cap_and_follow_the_reach(reaches: list[float], cap: int) -> None:
+    from ttt_lab.train.dagger_tree import reach_copies
+
+    states = list(range(len(reaches)))
+    got = reach_copies(states, dict(zip(states, reaches, strict=True)), cap)
+    assert all(1 <= n <= cap for n in got)
+    order = sorted(states, key=lambda s: reaches[s])
+    assert [got[s] for s in order] == sorted(got)  # more often met: never fewer copies
+    assert reach_copies(states, None, cap) == [1] * len(states) == reach_copies(states, dict(enumerate(reaches)), 1)
+    positive = sorted(r for r in reaches if r > 0.0)
+    if positive:
+        mid = statistics.median(positive)
+        for r, n in zip(reaches, got, strict=True):
+            assert n == cap if r >= (cap + 0.5) * mid else abs(n - min(cap, max(1.0, r / mid))) <= 0.5 + 1e-9

@@ -89,6 +89,10 @@ class SftConfig:
     """Copies of each correction (a reply relabelled in this round or an earlier one) in a round's
     passes: with `dagger_all`, a few corrections among a thousand replays are otherwise seen once
     a pass."""
+    dagger_reach_cap: int = 1
+    """With `dagger_tree`: a mistake's copies in a round's pool (1 to this many) follow how likely
+    the evaluation's opponents (`eval.suite`) lead the policy to its position, over the round's
+    median mistake: the passes go where the evaluation's games go. 1: every mistake once."""
 
 
 def validate_sft(s: SftConfig) -> None:
@@ -118,6 +122,10 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_games", s.dagger_games, 1)
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
     check_integer("train.sft.dagger_mistake_weight", s.dagger_mistake_weight, 1)
+    check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
+    if s.dagger_reach_cap > 1 and not s.dagger_tree:
+        raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
+                             "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")
     if s.dagger_learning_rate is not None:
         check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
     if s.dagger_rounds and s.loop != "lean":

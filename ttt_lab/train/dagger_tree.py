@@ -6,7 +6,9 @@ tree's exact W/D/L against the random opponent and its best response, read off t
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 
 from ttt_lab.config.schema import Config, SuiteEntry
 from ttt_lab.env.episode import Turn
@@ -29,31 +31,48 @@ class Asked:
         return got
 
 
-def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, player, cfg: Config
-             ) -> tuple[list[Encoded], int]:
+def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, player, cfg: Config,
+             reach: Mapping[int, float] | None = None) -> tuple[list[Encoded], int, int]:
     """Each asked reply outside the teacher's best moves (or invalid) as one example: the
     conversation, then the teacher's reply, the loss on that reply only; with
-    `train.sft.dagger_all`, the right replies too, as played (replayed). The examples, mistakes
-    first, and the number of mistakes."""
+    `train.sft.dagger_all`, the right replies too, as played (replayed). The examples, corrections
+    first, the number of corrections (a mistake's copies counted: `reach_copies`) and of mistakes."""
     t, think = table(), cfg.env.think
     positions = []
     for messages, board, reply in asked:
         p = parse(reply, board, think)
         positions.append((messages, t.state(board), p.cell if p.valid else None))
-    return examples(positions, tokenizer, player, cfg)
+    return examples(positions, tokenizer, player, cfg, reach)
 
 
-def examples(positions: Iterable[tuple[Sequence[dict[str, str]], int, int | None]], tokenizer, player, cfg: Config
-             ) -> tuple[list[Encoded], int]:
+def examples(positions: Iterable[tuple[Sequence[dict[str, str]], int, int | None]], tokenizer, player, cfg: Config,
+             reach: Mapping[int, float] | None = None) -> tuple[list[Encoded], int, int]:
     """(conversation, state, the policy's cell or None when invalid) -> `mistakes`' examples."""
     best = candidates(cfg.train.sft.teacher_scoring)
     wrong, kept = [], []
     for messages, state, cell in positions:
         if cell is None or cell not in best[state]:
-            wrong.append(corrected(messages, state, tokenizer, player))
+            wrong.append((messages, state))
         elif cfg.train.sft.dagger_all:
             kept.append(corrected(messages, state, tokenizer, player, cell))
-    return wrong + kept, len(wrong)
+    copies = reach_copies([state for _, state in wrong], reach, cfg.train.sft.dagger_reach_cap)
+    fixed = [e for (messages, state), k in zip(wrong, copies, strict=True)
+             for e in [corrected(messages, state, tokenizer, player)] * k]
+    return fixed + kept, len(fixed), len(wrong)
+
+
+def reach_copies(states: Sequence[int], reach: Mapping[int, float] | None, cap: int) -> list[int]:
+    """Copies of the mistake at each of `states`: its position's reach over the median mistake's,
+    rounded, between 1 and `cap` (all 1 without `reach`): a mistake the evaluation's opponents
+    meet ten times as often as the typical one is trained on up to ten times as often."""
+    if reach is None or cap <= 1:
+        return [1] * len(states)
+    r = [reach.get(s, 0.0) for s in states]
+    positive = [x for x in r if x > 0.0]
+    if not positive:
+        return [1] * len(states)
+    mid = statistics.median(positive)
+    return [min(cap, max(1, math.floor(x / mid + 0.5))) for x in r]
 
 
 def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player, cell: int | None = None
@@ -79,12 +98,14 @@ def _encoded(tokenizer, conversation: tuple[tuple[str, str], ...], reply: str) -
 
 
 def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:
-    """The greedy policy's every-reply tree: its mistakes relabelled, and its exact rates (those
-    the exploiter's refresh reads). The tree is kept for the later walks of the same weights (the
-    warm-up's evaluation and the RL phase's first refresh, when the rounds end with it)."""
+    """The greedy policy's every-reply tree: its mistakes relabelled (weighted by reach with
+    `train.sft.dagger_reach_cap`), and its exact rates (those the exploiter's refresh reads). The
+    tree is kept for the later walks of the same weights (the warm-up's evaluation and the RL
+    phase's first refresh, when the rounds end with it)."""
     from ttt_lab.env.exact import evaluate_tree, expand_tree
-    from ttt_lab.env.exploit import exploitability, invalid_lines
-    from ttt_lab.evaluation.trees import opponent_distribution, remember, starts
+    from ttt_lab.env.exploit import exploitability, invalid_lines, position_reach
+    from ttt_lab.evaluation.suite import entries
+    from ttt_lab.evaluation.trees import opponent_distribution, remember, starts, suite_bound
     from ttt_lab.players.distributions import GreedyDistribution
     from ttt_lab.players.hf import HFPlayer
 
@@ -99,7 +120,11 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     finally:
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
-    out, wrong = mistakes(policy.asked, tokenizer, player, cfg)
-    return out, {"turns": len(policy.asked), "mistakes": wrong, "invalid_lines": invalid_lines(tree),
+    # how likely the evaluation's opponents (the largest probability any of them gives a reply) lead
+    # the policy to each position: the weight of its mistakes there (`train.sft.dagger_reach_cap`)
+    weights = position_reach(tree, suite_bound(entries(cfg))) if cfg.train.sft.dagger_reach_cap > 1 else None
+    out, corrections, wrong = mistakes(policy.asked, tokenizer, player, cfg, weights)
+    return out, {"turns": len(policy.asked), "mistakes": wrong, "corrections": corrections,
+                 "invalid_lines": invalid_lines(tree),
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
                  "exploitability": exploitability(tree).loss}

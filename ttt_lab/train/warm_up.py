@@ -92,8 +92,8 @@ def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tu
     up to it, then the teacher's reply, the loss on that reply only (with `train.sft.dagger_all`,
     the right replies too, as played); the mistakes first."""
     positions = [(r.messages[: d.message], d.state, d.cell) for r in records for d in decisions(r, cfg.env.think)]
-    out, wrong = examples(positions, tokenizer, player, cfg)
-    return out, {"turns": len(positions), "mistakes": wrong}
+    out, corrections, wrong = examples(positions, tokenizer, player, cfg)
+    return out, {"turns": len(positions), "mistakes": wrong, "corrections": corrections}
 
 
 def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime: Runtime, player,
@@ -187,15 +187,17 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                 records += [ro.record for ro in rollouts if ro.record is not None]
             new, counts = relabel(records, tokenizer, player, cfg)
             where = f"the optimal opponent's lines and {len(examples)} games"
-        wrong = new[: int(counts["mistakes"])]
+        wrong = new[: int(counts["corrections"])]
         if s.dagger_all:  # the latest walk's every position, and the corrections of the rounds before
             pool = new + fixes + (wrong + fixes) * (s.dagger_mistake_weight - 1)
             fixes += wrong
         else:
             pool += new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
+        copies = (f", {counts['corrections']} examples weighted by reach" if counts["corrections"] != counts["mistakes"]
+                  else "")
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
-                 f"({where}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
+                 f"({where}{copies}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             rounds.append(row | {"after": "DAgger end"})
