@@ -104,3 +104,33 @@ def test_kept_caches_stay_within_their_memory_budget(noisy_checkpoint: Path, bud
     assert got == want and asked > 20
     assert max(kept) <= budget
     assert (max(kept) > 0) == (budget > 0)
+
+
+def test_the_last_levels_caches_are_let_go_once_their_children_are_answered(noisy_checkpoint: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level's kept caches and the next level's are not all held at once: when a parent chunk's
+    conversations have all been extended, its cache is freed before the next parent's are read."""
+    import weakref
+
+    from ttt_lab.engine import greedy
+
+    env = EnvConfig(think="off", max_model_turns=4)
+    player = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=5)
+    grown, seen, alive = greedy._grown, [], []
+
+    def watching(model, parent, rows, extra):
+        if not seen or seen[-1]() is not parent:
+            alive.append(sum(ref() is not None for ref in seen))  # parents before this one, still held
+            seen.append(weakref.ref(parent))
+        return grown(model, parent, rows, extra)
+
+    answer = greedy.GreedyReplies.__call__
+
+    def per_call(self, conversations):
+        seen.clear()
+        return answer(self, conversations)
+
+    monkeypatch.setattr(greedy, "_grown", watching)
+    monkeypatch.setattr(greedy.GreedyReplies, "__call__", per_call)
+    _walk(player, env)
+    assert len(alive) > 5 and max(alive) == 0

@@ -77,22 +77,29 @@ class GreedyReplies:
         model, cast = self.model, self.sampling.bf16  # bf16 under autocast, as the player's `generate` ran
         was_training = self.model.training
         model.eval()
+        # the last call's chunks are let go one by one, each once its conversations' children are
+        # answered: this call's kept caches grow as the last call's shrink
+        parents: list[_Chunk | None] = list(self._last)
+        self._last = []
         try:
             with torch.no_grad(), autocast(cast, str(next(self.model.parameters()).device)):
+                for chunk, items in groups.items():
+                    parent = parents[chunk]
+                    assert parent is not None
+                    for start in range(0, len(items), self.batch_size):
+                        grown = items[start : start + self.batch_size]
+                        feed = [new for _, _, new in grown]
+                        batch = _grown(model, parent.batch, [row for _, row, _ in grown],
+                                       max(map(len, feed)) + self.sampling.max_new_tokens + 1)
+                        done.add(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
+                    parents[chunk] = parent = None
+                parents.clear()
                 for start in range(0, len(fresh), self.batch_size):
                     part = fresh[start : start + self.batch_size]
                     feed = [prompts[i] for i in part]
                     batch = _Batch(model, len(part), max(map(len, feed)) + self.sampling.max_new_tokens + 1,
                                    self._device())
                     done.add(self._answer(model, batch, part, feed, prompts, keys, out))
-                for chunk, items in groups.items():
-                    parent = self._last[chunk].batch
-                    for start in range(0, len(items), self.batch_size):
-                        grown = items[start : start + self.batch_size]
-                        feed = [new for _, _, new in grown]
-                        batch = _grown(model, parent, [row for _, row, _ in grown],
-                                       max(map(len, feed)) + self.sampling.max_new_tokens + 1)
-                        done.add(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
         finally:
             self.model.train(was_training)
         self._last = done.chunks
@@ -126,8 +133,9 @@ class GreedyReplies:
 
 
 def default_keep_bytes() -> int:
-    """A quarter of the machine's memory: a level's kept caches and the next level's together stay
-    under half of it (a 135M-parameter model's every-reply tree keeps about 18 GB otherwise)."""
+    """A quarter of the machine's memory for a level's kept caches; the level before lets its
+    chunks go as this one's grow (a 135M-parameter model's every-reply tree keeps about 18 GB
+    otherwise)."""
     import os
 
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
