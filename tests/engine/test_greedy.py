@@ -134,3 +134,30 @@ def test_the_last_levels_caches_are_let_go_once_their_children_are_answered(nois
     monkeypatch.setattr(greedy.GreedyReplies, "__call__", per_call)
     _walk(player, env)
     assert len(alive) > 5 and max(alive) == 0
+
+
+def test_a_forward_pass_holds_no_more_conversations_than_its_cache_budget(noisy_checkpoint: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`batch_bytes` caps the rows of a pass below `batch_size` (a large model's cache of 256 long
+    conversations is gigabytes); the replies stay those of reading every conversation whole."""
+    from ttt_lab.engine import greedy
+
+    env = EnvConfig(think="off", max_model_turns=4)
+    whole = HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=64, kv_cache=False)
+    want, _ = _walk(whole, env)
+    c = whole.model.config
+    per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * (c.hidden_size // c.num_attention_heads) * 4
+    batch, made = greedy._Batch.__init__, []
+
+    def counting(self, model, n, max_len, device):
+        made.append((n, max_len))
+        batch(self, model, n, max_len, device)
+
+    monkeypatch.setattr(greedy._Batch, "__init__", counting)
+    for tokens in (100_000, 2_000):  # a budget of many rows, then of a few
+        monkeypatch.setattr(greedy, "default_batch_bytes", lambda tokens=tokens: tokens * per_token)
+        made.clear()
+        got, _ = _walk(HFPlayer(str(noisy_checkpoint), max_new_tokens=6, batch_size=64), env)
+        assert got == want and len(made) > 5
+        assert all(n * length <= tokens for n, length in made if n > 1)
+        assert max(n for n, _ in made) > (3 if tokens > 10_000 else 0)

@@ -50,6 +50,7 @@ class GreedyReplies:
         self.sampling = Sampling(0.0, max_new_tokens, bf16)
         self.batch_size = max(1, batch_size)
         self.keep_bytes = default_keep_bytes() if keep_bytes is None else keep_bytes
+        self.batch_bytes = default_batch_bytes()
         self._last: list[_Chunk] = []
         self._version = -1
 
@@ -86,16 +87,19 @@ class GreedyReplies:
                 for chunk, items in groups.items():
                     parent = parents[chunk]
                     assert parent is not None
-                    for start in range(0, len(items), self.batch_size):
-                        grown = items[start : start + self.batch_size]
+                    rows = self._rows(parent.batch.mask.shape[1] + max(len(new) for _, _, new in items)
+                                      + self.sampling.max_new_tokens + 1)
+                    for start in range(0, len(items), rows):
+                        grown = items[start : start + rows]
                         feed = [new for _, _, new in grown]
                         batch = _grown(model, parent.batch, [row for _, row, _ in grown],
                                        max(map(len, feed)) + self.sampling.max_new_tokens + 1)
                         done.add(self._answer(model, batch, [i for i, _, _ in grown], feed, prompts, keys, out))
                     parents[chunk] = parent = None
                 parents.clear()
-                for start in range(0, len(fresh), self.batch_size):
-                    part = fresh[start : start + self.batch_size]
+                rows = self._rows(max((len(prompts[i]) for i in fresh), default=0) + self.sampling.max_new_tokens + 1)
+                for start in range(0, len(fresh), rows):
+                    part = fresh[start : start + rows]
                     feed = [prompts[i] for i in part]
                     batch = _Batch(model, len(part), max(map(len, feed)) + self.sampling.max_new_tokens + 1,
                                    self._device())
@@ -104,6 +108,18 @@ class GreedyReplies:
             self.model.train(was_training)
         self._last = done.chunks
         return out
+
+    def _rows(self, width: int) -> int:
+        """Conversations a forward pass: `batch_size`, fewer where their cache of `width` tokens
+        (keys and values of every layer, 4 bytes a number at most) would pass `batch_bytes`."""
+        c = self.model.config
+        heads = getattr(c, "num_attention_heads", None)
+        layers, hidden = getattr(c, "num_hidden_layers", None), getattr(c, "hidden_size", None)
+        if not (heads and layers and hidden):
+            return self.batch_size
+        kv = getattr(c, "num_key_value_heads", None) or heads
+        per_token = 2 * layers * kv * (getattr(c, "head_dim", None) or hidden // heads) * 4
+        return max(1, min(self.batch_size, self.batch_bytes // (per_token * max(1, width))))
 
     def _device(self) -> torch.device:
         return next(self.model.parameters()).device
@@ -139,6 +155,14 @@ def default_keep_bytes() -> int:
     import os
 
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+
+
+def default_batch_bytes() -> int:
+    """An eighth of the machine's memory for the cache of the batch in flight (its attention's
+    scores and activations come beside it)."""
+    import os
+
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8
 
 
 def _cache_bytes(batch: _Batch) -> int:
