@@ -194,10 +194,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         else:
             pool += new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
-        copies = (f", {counts['corrections']} examples weighted by reach" if counts["corrections"] != counts["mistakes"]
-                  else "")
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
-                 f"({where}{copies}; pool {len(pool)}; {row['play_seconds']:.0f} s)")
+                 f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             rounds.append(row | {"after": "DAgger end"})
