@@ -453,3 +453,35 @@ def test_reach_copies_stay_within_one_and_the_cap_and_follow_the_reach(reaches: 
         mid = statistics.median(positive)
         for r, n in zip(reaches, got, strict=True):
             assert n == cap if r >= (cap + 0.5) * mid else abs(n - min(cap, max(1.0, r / mid))) <= 0.5 + 1e-9
+
+
+@pytest.mark.parametrize("best", ["first", "last"])
+def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, best: str) -> None:
+    """`dagger_keep_best`: the warm-up's checkpoint holds the weights whose whole-tree walk lost
+    least, the first round's (before any pass) when every later walk lost more, the last walk's
+    when each walk lost less. The walks are real; their losses are replaced."""
+    from transformers import AutoModelForCausalLM
+
+    from ttt_lab.evaluation.trees import weights_digest
+    from ttt_lab.train import dagger_tree
+    from ttt_lab.train.sft import run_sft
+
+    real, digests = dagger_tree.tree_relabel, []
+
+    def walked(model, tokenizer, cfg, player):
+        out, counts = real(model, tokenizer, cfg, player)
+        digests.append(weights_digest(model))
+        loss = 0.1 * len(digests) if best == "first" else 1.0 - 0.1 * len(digests)
+        return out, counts | {"random_loss": loss, "optimal_loss": loss}
+
+    monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
+                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                  "train.sft.dagger_rounds=2", "train.sft.dagger_tree=true", "train.sft.dagger_keep_best=true",
+                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8", "train.sft.learning_rate=1e-2")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    assert len(digests) == 3 and len(set(digests)) == 3  # two rounds' walks and the end's, each other weights
+    assert info["dagger"][-1]["kept"] == ("DAgger 1 start" if best == "first" else "DAgger end")
+    saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft")
+    assert weights_digest(saved) == digests[0 if best == "first" else -1]

@@ -10,6 +10,7 @@ from ttt_lab.errors import InvalidSetting
 from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 
 SFT_LOOPS = ("trl", "lean")
+SFT_ORDERS = ("random", "prefix")
 
 
 @dataclass
@@ -64,6 +65,14 @@ class SftConfig:
     """lean loop: loss (the LM head only where the loss is) | full (every position, as trl)."""
     share_prefix: bool = True
     """lean loop: compute the micro-batch's common token prefix (the system prompt) once."""
+    pack_tokens: int = 0
+    """lean loop: an update's examples packed into prefix tries of at most this many tokens, each
+    distinct prefix computed once (`train/sft_trie.py`: the same loss and gradients); 0: padded
+    micro-batches of `micro_batch_size` instead."""
+    order: str = "random"
+    """lean loop: how an epoch cuts its updates: random draws, or `prefix` (runs of the examples in
+    token order from a random start, the runs shuffled: an update's examples share their
+    openings, so its tries are smaller; with `pack_tokens`)."""
     dagger_rounds: int = 0
     """lean loop: after the epochs, rounds of DAgger: the model's greedy policy walked against
     every tie-break branch of the optimal opponent (exact W/D/L logged, train/optimal_walk.py)
@@ -80,6 +89,10 @@ class SftConfig:
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
     opponent and its exploitability; no sampled games. The rounds end early at a walk that finds
     nothing to correct or that measures the goal the RL phase stops at (`opponent.stop_at_wins`)."""
+    dagger_keep_best: bool = False
+    """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
+    (exact losses against random play plus against the optimal opponent; the last round's passes
+    walked too), not with the last round's: a round can unlearn more than it corrects."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
     the wrong ones relabelled) and every earlier round's corrections, without the teacher's
@@ -118,6 +131,11 @@ def validate_sft(s: SftConfig) -> None:
     if s.micro_batch_size is not None:
         check_integer("train.sft.micro_batch_size", s.micro_batch_size, 1)
     check_one_of("train.sft.head", s.head, ("loss", "full"))
+    check_integer("train.sft.pack_tokens", s.pack_tokens, 0)
+    check_one_of("train.sft.order", s.order, SFT_ORDERS)
+    if s.pack_tokens and (s.loop != "lean" or s.head != "loss"):
+        raise InvalidSetting("train.sft.pack_tokens", s.pack_tokens,
+                             "0 unless train.sft.loop=lean and train.sft.head=loss (a trie computes its loss there)")
     check_integer("train.sft.dagger_rounds", s.dagger_rounds, 0)
     check_integer("train.sft.dagger_games", s.dagger_games, 1)
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
@@ -126,6 +144,9 @@ def validate_sft(s: SftConfig) -> None:
     if s.dagger_reach_cap > 1 and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
                              "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")
+    if s.dagger_keep_best and not s.dagger_tree:
+        raise InvalidSetting("train.sft.dagger_keep_best", s.dagger_keep_best,
+                             "false unless train.sft.dagger_tree=true (the rounds are scored on the whole-tree walk)")
     if s.dagger_learning_rate is not None:
         check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
     if s.dagger_rounds and s.loop != "lean":

@@ -120,6 +120,7 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     finally:
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
+    vs_optimal = evaluate_tree(tree, opponent_distribution(SuiteEntry()))
     # how likely the evaluation's opponents (the largest probability any of them gives a reply) lead
     # the policy to each position: the weight of its mistakes there (`train.sft.dagger_reach_cap`)
     weights = position_reach(tree, suite_bound(entries(cfg))) if cfg.train.sft.dagger_reach_cap > 1 else None
@@ -127,4 +128,35 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     return out, {"turns": len(policy.asked), "mistakes": wrong, "corrections": corrections,
                  "invalid_lines": invalid_lines(tree),
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
+                 "optimal_win": vs_optimal.win, "optimal_draw": vs_optimal.draw, "optimal_loss": vs_optimal.loss,
                  "exploitability": exploitability(tree).loss}
+
+
+class KeepBest:
+    """With `train.sft.dagger_keep_best`: the weights of the walked round that lost least (the exact
+    losses against random play and against the optimal opponent, summed; more wins against random
+    break a tie), so a last round that unlearns more than it corrects does not end the warm-up."""
+
+    def __init__(self, model, enabled: bool) -> None:
+        self.model, self.enabled = model, enabled
+        self.best: tuple[float, float] | None = None
+        self.label = ""
+        self.state: dict | None = None
+        self.last_best = True
+
+    def offer(self, label: str, counts: dict[str, float]) -> None:
+        """The weights as they are now, walked under `label` with the rates `counts`."""
+        if not self.enabled:
+            return
+        score = (counts["random_loss"] + counts["optimal_loss"], -counts["random_win"])
+        self.last_best = self.best is None or score < self.best
+        if self.last_best:
+            self.best, self.label = score, label
+            self.state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+    def restore(self) -> str:
+        """Put the best weights back when the last ones walked are not; the label of those kept."""
+        if self.enabled and not self.last_best and self.state is not None:
+            self.model.load_state_dict(self.state)
+        self.state = None
+        return self.label

@@ -214,6 +214,9 @@ def _warm_up(cfg: Config, runtime: Runtime, base: str, run) -> str:
         for i, point in enumerate(info.get("accuracy", [])):  # train.sft.loop=lean: after each epoch
             run.log_metrics({f"sft/teacher_forced/{k}": point[k] for k in ("move", "optimal", "reply", "seconds")},
                             step=i)
+        for i, row in enumerate(info.get("dagger", [])):  # each DAgger walk's exact rates, in the UI
+            run.log_metrics({f"sft/dagger/{k}": v for k, v in row.items()
+                             if isinstance(v, int | float) and not isinstance(v, bool)}, step=i)
         run.flush()
     return str(cache)
 

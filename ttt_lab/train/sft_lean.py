@@ -153,9 +153,10 @@ class LeanSFT:
     calls to `fit`, so DAgger rounds continue the warm-up's optimizer."""
 
     def __init__(self, model, tokenizer, *, learning_rate: float, batch_size: int, micro_batch_size: int,
-                 bf16: bool, seed: int, head: str = "loss", share_prefix: bool = True, max_grad_norm: float = 1.0
-                 ) -> None:
+                 bf16: bool, seed: int, head: str = "loss", share_prefix: bool = True, max_grad_norm: float = 1.0,
+                 pack_tokens: int = 0, order: str = "random") -> None:
         self.model, self.tokenizer = model, tokenizer
+        self.pack_tokens, self.order = pack_tokens, order
         self.lr, self.batch, self.micro = learning_rate, batch_size, max(1, min(micro_batch_size, batch_size))
         self.bf16, self.head, self.share_prefix, self.max_grad_norm = bf16, head, share_prefix, max_grad_norm
         # fused: one kernel for every tensor's update (transformers' default optimizer, `adamw_torch_fused`)
@@ -173,9 +174,20 @@ class LeanSFT:
         items = sum(g.items for g in games)
         if items == 0:
             return float("nan")
+        t = time.perf_counter()
+        total = self._packed(games, items, device) if self.pack_tokens else self._padded(games, items, device)
+        if self.max_grad_norm:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.seconds += time.perf_counter() - t
+        self.step += 1
+        return total
+
+    def _padded(self, games: Sequence[Encoded], items: int, device) -> float:
+        """The update's games, sorted by length, in padded micro-batches; the loss."""
         games = sorted(games, key=lambda g: len(g.ids))
         total = 0.0
-        t = time.perf_counter()
         for i in range(0, len(games), self.micro):
             ids, labels = batch_tensors(games[i: i + self.micro], self.pad)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
@@ -184,12 +196,19 @@ class LeanSFT:
             loss.backward()
             total += float(loss.detach())
             self.tokens += int(ids.numel())
-        if self.max_grad_norm:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        self.seconds += time.perf_counter() - t
-        self.step += 1
+        return total
+
+    def _packed(self, games: Sequence[Encoded], items: int, device) -> float:
+        """The update's games as prefix tries (`sft_trie`), each trie's loss backpropagated; the loss."""
+        from ttt_lab.train import sft_trie
+
+        total = 0.0
+        for trie in sft_trie.pack(games, self.pack_tokens):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
+                loss = sft_trie.loss_sum(self.model, trie) / items
+            loss.backward()
+            total += float(loss.detach())
+            self.tokens += len(trie)
         return total
 
     def fit(self, data: Sequence[Encoded], epochs: int, schedule: Schedule,
@@ -208,9 +227,8 @@ class LeanSFT:
         self.model.train()
         losses = []
         for epoch in range(epochs):
-            order = torch.randperm(len(data), generator=self.gen).tolist()
-            for b in range(per_epoch):
-                loss = self.update([data[i] for i in order[b * self.batch: (b + 1) * self.batch]])
+            for update in self._updates(data):
+                loss = self.update([data[i] for i in update])
                 sched.step()
                 losses.append(loss)
                 if on_step:
@@ -218,6 +236,23 @@ class LeanSFT:
             if on_epoch:
                 on_epoch(epoch)
         return losses
+
+
+    def _updates(self, data: Sequence[Encoded]) -> list[list[int]]:
+        """An epoch's updates of `batch_size` indices: a random draw (`order=random`), or runs of
+        the data in token order from a random start, the runs in random order (`order=prefix`:
+        an update's examples share their openings, so a packed trie holds fewer tokens)."""
+        n = len(data)
+        if self.order == "random":
+            order = torch.randperm(n, generator=self.gen).tolist()
+        else:
+            start = int(torch.randint(n, (1,), generator=self.gen))
+            ranked = sorted(range(n), key=lambda i: data[i].ids)
+            order = ranked[start:] + ranked[:start]
+        runs = [order[b: b + self.batch] for b in range(0, n, self.batch)]
+        if self.order == "random":
+            return runs
+        return [runs[i] for i in torch.randperm(len(runs), generator=self.gen).tolist()]
 
 
 def accuracy(model, tokenizer, games: Sequence[Encoded], digits: dict[int, int],

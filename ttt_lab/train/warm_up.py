@@ -102,7 +102,8 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
     s = cfg.train.sft
     micro = s.micro_batch_size or cfg.train.micro_batch_size
     loop = LeanSFT(model, tokenizer, learning_rate=s.learning_rate, batch_size=s.batch_size, micro_batch_size=micro,
-                   bf16=runtime.bf16, seed=warm_up_seed(cfg), head=s.head, share_prefix=s.share_prefix)
+                   bf16=runtime.bf16, seed=warm_up_seed(cfg), head=s.head, share_prefix=s.share_prefix,
+                   pack_tokens=s.pack_tokens, order=s.order)
     start = time.perf_counter()
     diag = Diagnostic(cfg, tokenizer)
     curve: list[dict] = []
@@ -154,12 +155,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
     lines (with `dagger_all`: the latest walk's every position and the earlier corrections, no
     lines); each round's row appended to `rounds`; the losses."""
-    import torch
-
-    from ttt_lab.engine.generation import Sampling
-    from ttt_lab.engine.rollout import play_rollouts
-    from ttt_lab.game.opponents import MinimaxOpponent
-    from ttt_lab.train.dagger_tree import tree_relabel
+    from ttt_lab.train.dagger_tree import KeepBest, tree_relabel
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -169,24 +165,12 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     fixes: list[Encoded] = []
-    sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
+    keep = KeepBest(model, s.dagger_tree and s.dagger_keep_best)
     for k in range(s.dagger_rounds):
         row, records = walk_row(f"DAgger {k + 1} start")
         t = time.perf_counter()
-        counts: dict[str, float]
-        if s.dagger_tree:
-            new, counts = tree_relabel(model, tokenizer, cfg, player)
-            where = (f"its whole tree; exact against random W/D/L {counts['random_win']:.1%}/"
-                     f"{counts['random_draw']:.1%}/{counts['random_loss']:.1%}, exploitability "
-                     f"{counts['exploitability']:.1%}")
-        else:
-            examples = dagger_games(cfg, k)
-            if examples:
-                rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
-                                         sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
-                records += [ro.record for ro in rollouts if ro.record is not None]
-            new, counts = relabel(records, tokenizer, player, cfg)
-            where = f"the optimal opponent's lines and {len(examples)} games"
+        new, counts, where = _relabelled(cfg, k, model, tokenizer, runtime, player, records)
+        keep.offer(f"DAgger {k + 1} start", counts)
         wrong = new[: int(counts["corrections"])]
         if s.dagger_all:  # the latest walk's every position, and the corrections of the rounds before
             pool = new + fixes + (wrong + fixes) * (s.dagger_mistake_weight - 1)
@@ -198,15 +182,53 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
-            rounds.append(row | {"after": "DAgger end"})
+            rounds.append(row | {"after": "DAgger end", "kept": _kept(keep)})
             return losses
         rounds.append(row)
         if pool:
             losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0, s.dagger_learning_rate),
                                on_step=on_step,
                                on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
-    rounds.append(walk_row("DAgger end")[0])
+    if keep.enabled:
+        keep.offer("DAgger end", tree_relabel(model, tokenizer, cfg, player)[1])
+    kept = _kept(keep)
+    rounds.append(walk_row("DAgger end")[0] | ({"kept": kept} if kept else {}))
     return losses
+
+
+def _kept(keep) -> str:
+    """Restore the best walked weights (`train.sft.dagger_keep_best`); which ones, logged."""
+    label = keep.restore()
+    if keep.enabled:
+        LOG.info(f"DAgger: the warm-up keeps the weights walked at {label} (the fewest exact losses)")
+    return label
+
+
+def _relabelled(cfg: Config, k: int, model, tokenizer, runtime: Runtime, player, records: list[GameRecord]
+                ) -> tuple[list[Encoded], dict[str, float], str]:
+    """Round `k`'s relabelled replies (the corrections first), their counts, and where they came from:
+    the whole tree (`dagger_tree`), or the optimal opponent's lines in `records` and sampled games."""
+    import torch
+
+    from ttt_lab.engine.generation import Sampling
+    from ttt_lab.engine.rollout import play_rollouts
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.train.dagger_tree import tree_relabel
+
+    if cfg.train.sft.dagger_tree:
+        new, counts = tree_relabel(model, tokenizer, cfg, player)
+        return new, counts, (f"its whole tree; exact against random W/D/L {counts['random_win']:.1%}/"
+                             f"{counts['random_draw']:.1%}/{counts['random_loss']:.1%}, against the optimal "
+                             f"opponent {counts['optimal_draw']:.1%} draws, exploitability "
+                             f"{counts['exploitability']:.1%}")
+    examples = dagger_games(cfg, k)
+    if examples:
+        sampling = Sampling(0.0, cfg.player.max_new_tokens, runtime.bf16)
+        rollouts = play_rollouts(model, tokenizer, examples, cfg.env, MinimaxOpponent(tie_break="random"),
+                                 sampling, generator=torch.Generator().manual_seed(warm_up_seed(cfg) + k))
+        records = records + [ro.record for ro in rollouts if ro.record is not None]
+    new, counts = relabel(records, tokenizer, player, cfg)
+    return new, counts, f"the optimal opponent's lines and {len(examples)} games"
 
 
 def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
