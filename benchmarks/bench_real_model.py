@@ -127,10 +127,14 @@ def update_rate(path: Path, *, bf16: bool, lora: int, attention: str, batch: int
     return batch * length / timed(step, repeat=2)
 
 
-LEVERS = (("today: full head, micro 4", "full", False, 4), ("head at the loss", "loss", False, 4),
-          ("+ shared prefix", "loss", True, 4), ("+ one pass of 8", "loss", True, 8))
+LEVERS = (("today: full head, micro 4", "full", False, 4, 0, False), ("head at the loss", "loss", False, 4, 0, False),
+          ("+ shared prefix", "loss", True, 4, 0, False), ("+ one pass of 8", "loss", True, 8, 0, False),
+          ("+ prefix tries of 1024", "loss", True, 8, 1024, False),
+          ("+ token-order update", "loss", True, 8, 1024, True))
 """The warm-up's levers, cumulative; the first row is today's pass (TRL's loss: every position
-through the LM head, each game its own system prompt, micro-batches of 4)."""
+through the LM head, each game its own system prompt, micro-batches of 4). The last packs an
+update of neighbours in token order (`train.sft.order=prefix`) instead of games spread over the
+lines: its tokens/s counts the games' own tokens, as every row does."""
 
 
 def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -> list[dict]:
@@ -151,26 +155,28 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     model, tok = load_model(str(path), cfg)
     lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
     data = [encode(tok, r.messages) for r in lines[:: len(lines) // games][:games]]
-    real = sum(len(e.ids) for e in data)
+    ranked = sorted((encode(tok, r.messages) for r in lines), key=lambda e: e.ids)
+    neighbours = ranked[len(ranked) // 2: len(ranked) // 2 + games]
     # learning rate 0: the weights never move, so the levers take turns on one model and optimizer
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=games, bf16=bf16, seed=0)
 
-    def lever(head: str, share: bool, micro: int) -> LeanSFT:
-        loop.head, loop.share_prefix, loop.micro = head, share, micro
+    def lever(head: str, share: bool, micro: int, pack: int) -> LeanSFT:
+        loop.head, loop.share_prefix, loop.micro, loop.pack_tokens = head, share, micro, pack
         return loop
 
-    rows = [{"lever": name, "loss": lever(head, share, micro).update(data), "wall": [], "cpu": []}  # untimed
-            for name, head, share, micro in LEVERS]
+    rows = [{"lever": name, "loss": lever(head, share, micro, pack).update(neighbours if near else data),  # untimed
+             "real": sum(len(e.ids) for e in (neighbours if near else data)), "wall": [], "cpu": []}
+            for name, head, share, micro, pack, near in LEVERS]
     for _ in range(repeat):  # the levers in turn, so a load that drifts weighs on each alike
-        for (_, head, share, micro), row in zip(LEVERS, rows, strict=True):
-            lever(head, share, micro)
+        for (_, head, share, micro, pack, near), row in zip(LEVERS, rows, strict=True):
+            lever(head, share, micro, pack)
             w, c = time.perf_counter(), time.process_time()
-            loop.update(data)
+            loop.update(neighbours if near else data)
             row["wall"].append(time.perf_counter() - w)
             row["cpu"].append(time.process_time() - c)
     for row in rows:
-        row["tok/s"] = real / statistics.median(row.pop("wall"))
-        row["tok/cpu-s"] = real / statistics.median(row.pop("cpu"))
+        row["tok/s"] = row["real"] / statistics.median(row.pop("wall"))
+        row["tok/cpu-s"] = row["real"] / statistics.median(row.pop("cpu"))
         print(row, flush=True)
     del torch
     return rows

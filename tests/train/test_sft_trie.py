@@ -107,9 +107,11 @@ def test_tries_hold_every_example_once_and_its_loss_counts(seqs, max_tokens: int
     assert all(any(tuple(e.ids) in h for h in held) for e in items)
 
 
-def test_prefix_order_cuts_every_epoch_into_runs_of_token_order(two_layers: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_prefix_order_cuts_every_epoch_into_runs_of_token_order_and_packs_them(
+        two_layers: Path, tmp_path: Path) -> None:  # noqa: F811
     """`order=prefix`: an epoch's updates hold every example once, each a run of neighbours in token
-    order (around the end), and their start and order change from epoch to epoch."""
+    order (around the end), and their start and order change from epoch to epoch; they are packed
+    into tries (fewer tokens than the same epoch in random padded batches)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ttt_lab.train.sft_lean import LeanSFT
@@ -121,10 +123,17 @@ def test_prefix_order_cuts_every_epoch_into_runs_of_token_order(two_layers: Path
     loop = LeanSFT(model, tok, learning_rate=1e-3, batch_size=4, micro_batch_size=4, bf16=False, seed=0,
                    pack_tokens=512, order="prefix")
     ranked = sorted(range(len(data)), key=lambda i: data[i].ids)
-    epochs = [loop._updates(data) for _ in range(4)]
+    epochs = [loop._updates(data, "prefix") for _ in range(4)]
     for updates in epochs:
         assert sorted(i for u in updates for i in u) == list(range(len(data)))
         for u in updates:
             at = [ranked.index(i) for i in u]
             assert all((b - a) % len(data) == 1 for a, b in itertools.pairwise(at))
     assert len({tuple(map(tuple, u)) for u in epochs}) > 1
+    # a call's own order: token-order updates go through tries, random ones through padded batches
+    from ttt_lab.train.sft_lean import Schedule
+
+    loop.fit(data, 1, Schedule("constant", 0, 0.0, "prefix"))
+    packed = loop.tokens
+    loop.fit(data, 1, Schedule("constant", 0, 0.0, "random"))
+    assert 0 < packed < loop.tokens - packed

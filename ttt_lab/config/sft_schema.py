@@ -66,13 +66,16 @@ class SftConfig:
     share_prefix: bool = True
     """lean loop: compute the micro-batch's common token prefix (the system prompt) once."""
     pack_tokens: int = 0
-    """lean loop: an update's examples packed into prefix tries of at most this many tokens, each
-    distinct prefix computed once (`train/sft_trie.py`: the same loss and gradients); 0: padded
-    micro-batches of `micro_batch_size` instead."""
+    """lean loop: the updates of `order=prefix` packed into prefix tries of at most this many
+    tokens, each distinct prefix computed once (`train/sft_trie.py`: the same loss and gradients);
+    0, or a random order: padded micro-batches of `micro_batch_size`."""
     order: str = "random"
     """lean loop: how an epoch cuts its updates: random draws, or `prefix` (runs of the examples in
     token order from a random start, the runs shuffled: an update's examples share their
-    openings, so its tries are smaller; with `pack_tokens`)."""
+    openings, so its tries are small, but its gradient reads one corner of the data)."""
+    dagger_order: str | None = None
+    """`order` for the DAgger rounds' passes (their single-reply positions share longer openings
+    than whole games do); unset: `order`."""
     dagger_rounds: int = 0
     """lean loop: after the epochs, rounds of DAgger: the model's greedy policy walked against
     every tie-break branch of the optimal opponent (exact W/D/L logged, train/optimal_walk.py)
@@ -133,6 +136,8 @@ def validate_sft(s: SftConfig) -> None:
     check_one_of("train.sft.head", s.head, ("loss", "full"))
     check_integer("train.sft.pack_tokens", s.pack_tokens, 0)
     check_one_of("train.sft.order", s.order, SFT_ORDERS)
+    if s.dagger_order is not None:
+        check_one_of("train.sft.dagger_order", s.dagger_order, SFT_ORDERS)
     if s.pack_tokens and (s.loop != "lean" or s.head != "loss"):
         raise InvalidSetting("train.sft.pack_tokens", s.pack_tokens,
                              "0 unless train.sft.loop=lean and train.sft.head=loss (a trie computes its loss there)")

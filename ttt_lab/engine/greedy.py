@@ -149,12 +149,24 @@ class GreedyReplies:
 
 
 def default_keep_bytes() -> int:
-    """A quarter of the machine's memory for a level's kept caches; the level before lets its
+    """A fifth of the machine's memory for a level's kept caches; the level before lets its
     chunks go as this one's grow (a 135M-parameter model's every-reply tree keeps about 18 GB
-    otherwise)."""
+    otherwise, and a walk beside a training's weights and optimizer must leave them room)."""
     import os
 
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 5
+
+
+def release_memory() -> None:
+    """Hand the memory the process freed back to the system before a walk: the allocator keeps
+    training's freed blocks otherwise, and a walk's caches are sized against the machine's memory."""
+    import contextlib
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def default_batch_bytes() -> int:

@@ -102,6 +102,7 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     `train.sft.dagger_reach_cap`), and its exact rates (those the exploiter's refresh reads). The
     tree is kept for the later walks of the same weights (the warm-up's evaluation and the RL
     phase's first refresh, when the rounds end with it)."""
+    from ttt_lab.engine.greedy import release_memory
     from ttt_lab.env.exact import evaluate_tree, expand_tree
     from ttt_lab.env.exploit import exploitability, invalid_lines, position_reach
     from ttt_lab.evaluation.suite import entries
@@ -110,6 +111,7 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     from ttt_lab.players.hf import HFPlayer
 
     was_training = model.training
+    release_memory()
     try:
         greedy = GreedyDistribution(HFPlayer.from_model(model, tokenizer, device=cfg.model.device,
                                                         max_new_tokens=cfg.player.max_new_tokens,

@@ -146,6 +146,8 @@ class Schedule:
     warmup_steps: int = 0
     learning_rate: float | None = None
     """The peak rate of this call's steps; None: the loop's own."""
+    order: str | None = None
+    """How this call cuts its updates (random | prefix); None: the loop's own."""
 
 
 class LeanSFT:
@@ -168,14 +170,18 @@ class LeanSFT:
         self.tokens = 0
         self.seconds = 0.0
 
-    def update(self, games: Sequence[Encoded]) -> float:
-        """One optimizer step over `games`; the mean loss per loss-carrying token."""
+    def update(self, games: Sequence[Encoded], packed: bool = False) -> float:
+        """One optimizer step over `games` (in prefix tries when `packed` and `pack_tokens`); the mean
+        loss per loss-carrying token."""
         device = next(self.model.parameters()).device
         items = sum(g.items for g in games)
         if items == 0:
             return float("nan")
         t = time.perf_counter()
-        total = self._packed(games, items, device) if self.pack_tokens else self._padded(games, items, device)
+        if packed and self.pack_tokens:
+            total = self._packed(games, items, device)
+        else:
+            total = self._padded(games, items, device)
         if self.max_grad_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.opt.step()
@@ -226,9 +232,10 @@ class LeanSFT:
                               num_training_steps=per_epoch * epochs)
         self.model.train()
         losses = []
+        order = schedule.order or self.order
         for epoch in range(epochs):
-            for update in self._updates(data):
-                loss = self.update([data[i] for i in update])
+            for update in self._updates(data, order):
+                loss = self.update([data[i] for i in update], packed=order == "prefix")
                 sched.step()
                 losses.append(loss)
                 if on_step:
@@ -238,19 +245,19 @@ class LeanSFT:
         return losses
 
 
-    def _updates(self, data: Sequence[Encoded]) -> list[list[int]]:
+    def _updates(self, data: Sequence[Encoded], order_name: str) -> list[list[int]]:
         """An epoch's updates of `batch_size` indices: a random draw (`order=random`), or runs of
         the data in token order from a random start, the runs in random order (`order=prefix`:
         an update's examples share their openings, so a packed trie holds fewer tokens)."""
         n = len(data)
-        if self.order == "random":
+        if order_name == "random":
             order = torch.randperm(n, generator=self.gen).tolist()
         else:
             start = int(torch.randint(n, (1,), generator=self.gen))
             ranked = sorted(range(n), key=lambda i: data[i].ids)
             order = ranked[start:] + ranked[:start]
         runs = [order[b: b + self.batch] for b in range(0, n, self.batch)]
-        if self.order == "random":
+        if order_name == "random":
             return runs
         return [runs[i] for i in torch.randperm(len(runs), generator=self.gen).tolist()]
 

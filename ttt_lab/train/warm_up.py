@@ -186,8 +186,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             return losses
         rounds.append(row)
         if pool:
-            losses += loop.fit(pool + lines, s.dagger_epochs, Schedule(s.lr_scheduler, 0, s.dagger_learning_rate),
-                               on_step=on_step,
+            rate = Schedule(s.lr_scheduler, 0, s.dagger_learning_rate, s.dagger_order)
+            losses += loop.fit(pool + lines, s.dagger_epochs, rate, on_step=on_step,
                                on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
     if keep.enabled:
         keep.offer("DAgger end", tree_relabel(model, tokenizer, cfg, player)[1])
