@@ -28,19 +28,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-IGNORE = -100
-
-
-@dataclass(frozen=True)
-class Encoded:
-    ids: list[int]
-    labels: list[int]
-    """The token itself where it carries loss, else -100 (aligned with `ids`, not shifted)."""
-
-    @property
-    def items(self) -> int:
-        """Tokens that carry loss (the first token never does: nothing predicts it)."""
-        return sum(x != IGNORE for x in self.labels[1:])
+from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
 
 
 def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] | None = None, *,
@@ -64,11 +52,6 @@ def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] |
         if span + 1 != len(train_on):
             raise ValueError(f"{len(train_on)} flags for {span + 1} assistant turns")
     return Encoded(ids, [t if m else IGNORE for t, m in zip(ids, mask, strict=True)])
-
-
-def _parts(model):
-    """The decoder (hidden states) and the LM head of a causal LM (or a PEFT wrapper of one)."""
-    return model.get_decoder(), model.get_output_embeddings()
 
 
 def batch_tensors(items: Sequence[Encoded], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,7 +79,7 @@ def shared_prefix(ids: torch.Tensor, labels: torch.Tensor) -> int:
 def hidden_states(model, ids: torch.Tensor, prefix: int) -> torch.Tensor:
     """The last hidden states of positions `prefix`.. of `ids` (the first `prefix` tokens, common
     to every row, computed once for the first row and broadcast)."""
-    decoder, _ = _parts(model)
+    decoder, _ = parts(model)
     if prefix == 0:
         return decoder(input_ids=ids, use_cache=False).last_hidden_state
     from transformers import DynamicCache
@@ -112,7 +95,7 @@ def loss_sum(model, ids: torch.Tensor, labels: torch.Tensor, *, head: str = "los
              ) -> torch.Tensor:
     """The summed cross-entropy of the tokens that carry loss (fp32 logits, as transformers')."""
     if head == "full":
-        logits = _wide(model(input_ids=ids, use_cache=False).logits[:, :-1])
+        logits = wide(model(input_ids=ids, use_cache=False).logits[:, :-1])
         target = labels[:, 1:]
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORE,
                                reduction="sum")
@@ -120,14 +103,9 @@ def loss_sum(model, ids: torch.Tensor, labels: torch.Tensor, *, head: str = "los
     hidden = hidden_states(model, ids, prefix)  # positions prefix .. T-1
     target = labels[:, prefix + 1:]
     sel = target != IGNORE
-    _, lm_head = _parts(model)
-    logits = _wide(lm_head(hidden[:, :-1][sel]))
+    _, lm_head = parts(model)
+    logits = wide(lm_head(hidden[:, :-1][sel]))
     return F.cross_entropy(logits, target[sel], reduction="sum")
-
-
-def _wide(logits: torch.Tensor) -> torch.Tensor:
-    """Logits in at least fp32 (bf16 autocast's are upcast for the loss, as transformers does)."""
-    return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
 def predictions(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -136,7 +114,7 @@ def predictions(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.T
     hidden = hidden_states(model, ids, prefix)
     target = labels[:, prefix + 1:]
     sel = target != IGNORE
-    _, lm_head = _parts(model)
+    _, lm_head = parts(model)
     return lm_head(hidden[:, :-1][sel]).argmax(-1), target[sel]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ttt_lab.train.sft_lean import IGNORE, Encoded, _parts, _wide
+from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def ancestors(trie: Trie) -> torch.Tensor:
 
 def loss_sum(model, trie: Trie) -> torch.Tensor:
     """The summed cross-entropy of every example's loss-carrying tokens in `trie` (fp32 logits)."""
-    decoder, lm_head = _parts(model)
+    decoder, lm_head = parts(model)
     device = next(model.parameters()).device
     ids = torch.tensor([trie.ids], device=device)
     pos = torch.tensor([trie.depth], device=device)
@@ -111,7 +111,7 @@ def loss_sum(model, trie: Trie) -> torch.Tensor:
     if not nodes:
         return hidden.sum() * 0.0
     at = torch.tensor([trie.parent[i] for i in nodes], device=device)
-    logits = _wide(lm_head(hidden[at]))
+    logits = wide(lm_head(hidden[at]))
     target = torch.tensor([trie.ids[i] for i in nodes], device=device)
     weight = torch.tensor([float(trie.weight[i]) for i in nodes], device=device, dtype=logits.dtype)
     return (F.cross_entropy(logits, target, reduction="none") * weight).sum()

@@ -1,0 +1,35 @@
+"""What the lean SFT loop's passes share: an encoded example (its tokens and where the loss is),
+and the two halves of a causal LM they run (`sft_lean`'s padded rows, `sft_trie`'s tries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+IGNORE = -100
+
+
+@dataclass(frozen=True)
+class Encoded:
+    ids: list[int]
+    labels: list[int]
+    """The token itself where it carries loss, else -100 (aligned with `ids`, not shifted)."""
+
+    @property
+    def items(self) -> int:
+        """Tokens that carry loss (the first token never does: nothing predicts it)."""
+        return sum(x != IGNORE for x in self.labels[1:])
+
+
+def parts(model):
+    """The decoder (hidden states) and the LM head of a causal LM (or a PEFT wrapper of one)."""
+    return model.get_decoder(), model.get_output_embeddings()
+
+
+def wide(logits: torch.Tensor) -> torch.Tensor:
+    """Logits in at least fp32 (bf16 autocast's are upcast for the loss, as transformers does)."""
+    return logits.to(torch.promote_types(logits.dtype, torch.float32))
+
+
+__all__ = ["IGNORE", "Encoded", "parts", "wide"]
