@@ -72,7 +72,8 @@ def reach_copies(states: Sequence[int], reach: Mapping[int, float] | None, cap: 
     if not positive:
         return [1] * len(states)
     mid = statistics.median(positive)
-    return [min(cap, max(1, math.floor(x / mid + 0.5))) for x in r]
+    # the ratio is capped before rounding: a subnormal median makes it overflow to infinity
+    return [max(1, math.floor(min(float(cap), x / mid) + 0.5)) for x in r]
 
 
 def corrected(messages: Sequence[dict[str, str]], state: int, tokenizer, player, cell: int | None = None
