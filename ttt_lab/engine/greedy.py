@@ -149,12 +149,12 @@ class GreedyReplies:
 
 
 def default_keep_bytes() -> int:
-    """A fifth of the machine's memory for a level's kept caches; the level before lets its
+    """A quarter of the machine's memory for a level's kept caches; the level before lets its
     chunks go as this one's grow (a 135M-parameter model's every-reply tree keeps about 18 GB
-    otherwise, and a walk beside a training's weights and optimizer must leave them room)."""
+    otherwise; a tighter budget recomputes the chunks that do not fit, and costs more time)."""
     import os
 
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 5
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
 
 
 def release_memory() -> None:
