@@ -473,7 +473,7 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
         out, counts = real(model, tokenizer, cfg, player)
         digests.append(weights_digest(model))
         loss = 0.1 * len(digests) if best == "first" else 1.0 - 0.1 * len(digests)
-        return out, counts | {"random_loss": loss, "optimal_loss": loss}
+        return out, counts | {"random_loss": loss, "tree_optimal_loss": loss}
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
     cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
@@ -483,5 +483,7 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     assert len(digests) == 3 and len(set(digests)) == 3  # two rounds' walks and the end's, each other weights
     assert info["dagger"][-1]["kept"] == ("DAgger 1 start" if best == "first" else "DAgger end")
+    first = info["dagger"][0]  # the tree's rates against the optimal opponent are the walk's, read apart
+    assert first["tree_optimal_draw"] == pytest.approx(first["optimal_draw"], abs=1e-9)
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft")
     assert weights_digest(saved) == digests[0 if best == "first" else -1]

@@ -131,7 +131,8 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     return out, {"turns": len(policy.asked), "mistakes": wrong, "corrections": corrections,
                  "invalid_lines": invalid_lines(tree),
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
-                 "optimal_win": vs_optimal.win, "optimal_draw": vs_optimal.draw, "optimal_loss": vs_optimal.loss,
+                 "tree_optimal_win": vs_optimal.win, "tree_optimal_draw": vs_optimal.draw,
+                 "tree_optimal_loss": vs_optimal.loss,
                  "exploitability": exploitability(tree).loss}
 
 
@@ -151,7 +152,7 @@ class KeepBest:
         """The weights as they are now, walked under `label` with the rates `counts`."""
         if not self.enabled:
             return
-        score = (counts["random_loss"] + counts["optimal_loss"], -counts["random_win"])
+        score = (counts["random_loss"] + counts["tree_optimal_loss"], -counts["random_win"])
         self.last_best = self.best is None or score < self.best
         if self.last_best:
             self.best, self.label = score, label

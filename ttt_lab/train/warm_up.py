@@ -219,7 +219,7 @@ def _relabelled(cfg: Config, k: int, model, tokenizer, runtime: Runtime, player,
         new, counts = tree_relabel(model, tokenizer, cfg, player)
         return new, counts, (f"its whole tree; exact against random W/D/L {counts['random_win']:.1%}/"
                              f"{counts['random_draw']:.1%}/{counts['random_loss']:.1%}, against the optimal "
-                             f"opponent {counts['optimal_draw']:.1%} draws, exploitability "
+                             f"opponent {counts['tree_optimal_draw']:.1%} draws, exploitability "
                              f"{counts['exploitability']:.1%}")
     examples = dagger_games(cfg, k)
     if examples:
