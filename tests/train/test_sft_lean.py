@@ -22,6 +22,14 @@ def two_layers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny(tmp_path_factory.mktemp("ckpt2") / "tiny", cfg, seed=1)
 
 
+def tree_dagger_cfg(tmp_path: Path, *more: str):
+    """A lean warm-up of one epoch on 8 exploit-teacher games, then whole-tree DAgger rounds of one
+    pass (`more`: the rounds and what the test is about)."""
+    return cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
+                   "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
+                   "train.sft.dagger_tree=true", "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8", *more)
+
+
 def games(cfg, n: int = 6):
     from ttt_lab.train.teacher import optimal_lines
 
@@ -353,10 +361,8 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
         return out, counts | at_goal
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
-    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
-                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
-                  "train.sft.dagger_rounds=3", "train.sft.dagger_tree=true", "train.sft.dagger_all=true",
-                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8", "opponent.stop_at_wins=0.95")
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=3", "train.sft.dagger_all=true",
+                          "opponent.stop_at_wins=0.95")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     if end == "short":
         assert len(calls) == 3 and [r["after"] for r in info["dagger"]][-1] == "DAgger end"
@@ -375,10 +381,8 @@ def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_p
     every correction so far (this round's and the earlier rounds') that many times."""
     from ttt_lab.train.sft import run_sft
 
-    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
-                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
-                  "train.sft.dagger_rounds=2", "train.sft.dagger_tree=true", "train.sft.dagger_all=true",
-                  "train.sft.dagger_epochs=1", "train.sft.dagger_mistake_weight=3", "train.sft.micro_batch_size=8")
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_all=true",
+                          "train.sft.dagger_mistake_weight=3")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     one, two = info["dagger"][:2]
     assert one["mistakes"] > 0 and two["mistakes"] > 0  # the small test model is far from the teacher
@@ -391,10 +395,7 @@ def test_tree_dagger_weighs_corrections_by_the_evaluations_reach(tiny_checkpoint
     ones the evaluation's opponents meet most often more than once."""
     from ttt_lab.train.sft import run_sft
 
-    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
-                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
-                  "train.sft.dagger_rounds=1", "train.sft.dagger_tree=true", "train.sft.dagger_reach_cap=4",
-                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8")
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_reach_cap=4")
     one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
     assert one["mistakes"] < one["corrections"] == one["pool"] <= 4 * one["mistakes"]
 
@@ -476,10 +477,8 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
         return out, counts | {"random_loss": loss, "tree_optimal_loss": loss}
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
-    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.num_games=8", "train.sft.epochs=1",
-                  "train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first",
-                  "train.sft.dagger_rounds=2", "train.sft.dagger_tree=true", "train.sft.dagger_keep_best=true",
-                  "train.sft.dagger_epochs=1", "train.sft.micro_batch_size=8", "train.sft.learning_rate=1e-2")
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_keep_best=true",
+                          "train.sft.learning_rate=1e-2")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     assert len(digests) == 3 and len(set(digests)) == 3  # two rounds' walks and the end's, each other weights
     assert info["dagger"][-1]["kept"] == ("DAgger 1 start" if best == "first" else "DAgger end")

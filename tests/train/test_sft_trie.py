@@ -29,6 +29,7 @@ def positions(tok, records) -> list:
     return out
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("attention", ["sdpa", "eager"])
 def test_a_packed_update_has_the_examples_loss_and_gradients(two_layers: Path, tmp_path: Path,  # noqa: F811
                                                              attention: str) -> None:
