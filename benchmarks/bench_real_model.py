@@ -164,14 +164,15 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
         loop.head, loop.share_prefix, loop.micro, loop.pack_tokens = head, share, micro, pack
         return loop
 
-    rows = [{"lever": name, "loss": lever(head, share, micro, pack).update(neighbours if near else data),  # untimed
+    rows = [{"lever": name,  # the first update untimed
+             "loss": lever(head, share, micro, pack).update(neighbours if near else data, packed=pack > 0),
              "real": sum(len(e.ids) for e in (neighbours if near else data)), "wall": [], "cpu": []}
             for name, head, share, micro, pack, near in LEVERS]
     for _ in range(repeat):  # the levers in turn, so a load that drifts weighs on each alike
         for (_, head, share, micro, pack, near), row in zip(LEVERS, rows, strict=True):
             lever(head, share, micro, pack)
             w, c = time.perf_counter(), time.process_time()
-            loop.update(neighbours if near else data)
+            loop.update(neighbours if near else data, packed=pack > 0)
             row["wall"].append(time.perf_counter() - w)
             row["cpu"].append(time.process_time() - c)
     for row in rows:
