@@ -260,6 +260,36 @@ def test_dagger_relabels_the_replies_outside_the_teachers_best_moves(two_layers:
         assert tok.decode([t for t in e.labels if t != -100]).startswith(teacher.reply_text(c))  # mistakes first
 
 
+def test_value_dagger_relabels_only_the_replies_that_lose_the_value(two_layers: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from ttt_lab.env.dataset import make_dataset
+    from ttt_lab.env.driver import play_games
+    from ttt_lab.env.settings import DatasetConfig
+    from ttt_lab.game.opponents import MinimaxOpponent
+    from ttt_lab.game.solver import candidates
+    from ttt_lab.players.scripted import random_player
+    from ttt_lab.train.teacher import decisions, is_optimal, teacher_cell
+    from ttt_lab.train.warm_up import relabel
+
+    opts = ("train.sft.teacher_scoring=exploit", "train.sft.teacher_tie_break=first")
+    cfg = cfg_for(tmp_path, *opts, "train.sft.dagger_mistakes=value")
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    teacher = minimax_player(tie_break="first", think=False, scoring="exploit")
+    records = play_games(random_player(think=False), make_dataset(DatasetConfig(size=12, p_min=0.0, p_max=0.0), 5),
+                         cfg.env, MinimaxOpponent())
+    out, counts = relabel(records, tok, teacher, cfg)
+    every = [d for r in records for d in decisions(r)]
+    lost = [d for d in every if not is_optimal(d.state, d.cell)]
+    merely = [d for d in every if is_optimal(d.state, d.cell) and d.cell not in candidates("exploit")[d.state]]
+    assert counts["mistakes"] == len(out) == len(lost) > 0 and merely  # the teacher's mode would relabel these too
+    for e, d in zip(out, lost, strict=True):
+        reply = tok.decode([t for t in e.labels if t != -100])
+        assert reply.startswith(teacher.reply_text(teacher_cell(teacher, d.state)))
+    _, teacher_counts = relabel(records, tok, teacher, cfg_for(tmp_path, *opts))
+    assert teacher_counts["mistakes"] == len(lost) + len(merely)
+
+
 def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """`dagger_tree`: the policy's every-reply tree is asked once per position; each reply outside
     the teacher's best moves (or invalid) becomes one example whose only loss is the teacher's reply."""

@@ -11,6 +11,7 @@ from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 
 SFT_LOOPS = ("trl", "lean")
 SFT_ORDERS = ("random", "prefix")
+DAGGER_MISTAKES = ("teacher", "value")
 
 
 @dataclass
@@ -92,6 +93,11 @@ class SftConfig:
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
     opponent and its exploitability; no sampled games. The rounds end early at a walk that finds
     nothing to correct or that measures the goal the RL phase stops at (`opponent.stop_at_wins`)."""
+    dagger_mistakes: str = "teacher"
+    """What a DAgger walk relabels: `teacher`, every reply outside the teacher's best moves;
+    `value`, only the replies that lose the position's game-theoretic value (and invalid ones):
+    the only replies that can lose a game, so the passes spend nothing on moves that merely draw
+    or win differently from the teacher."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
@@ -146,6 +152,7 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
     check_integer("train.sft.dagger_mistake_weight", s.dagger_mistake_weight, 1)
     check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
+    check_one_of("train.sft.dagger_mistakes", s.dagger_mistakes, DAGGER_MISTAKES)
     if s.dagger_reach_cap > 1 and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
                              "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")

@@ -33,7 +33,8 @@ class Asked:
 
 def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, player, cfg: Config,
              reach: Mapping[int, float] | None = None) -> tuple[list[Encoded], int, int]:
-    """Each asked reply outside the teacher's best moves (or invalid) as one example: the
+    """Each asked reply outside the teacher's best moves (with `train.sft.dagger_mistakes=value`:
+    that loses the position's value), or invalid, as one example: the
     conversation, then the teacher's reply, the loss on that reply only; with
     `train.sft.dagger_all`, the right replies too, as played (replayed). The examples, corrections
     first, the number of corrections (a mistake's copies counted: `reach_copies`) and of mistakes."""
@@ -48,7 +49,7 @@ def mistakes(asked: Sequence[tuple[list[dict[str, str]], str, str]], tokenizer, 
 def examples(positions: Iterable[tuple[Sequence[dict[str, str]], int, int | None]], tokenizer, player, cfg: Config,
              reach: Mapping[int, float] | None = None) -> tuple[list[Encoded], int, int]:
     """(conversation, state, the policy's cell or None when invalid) -> `mistakes`' examples."""
-    best = candidates(cfg.train.sft.teacher_scoring)
+    best = table().optimal if cfg.train.sft.dagger_mistakes == "value" else candidates(cfg.train.sft.teacher_scoring)
     wrong, kept = [], []
     for messages, state, cell in positions:
         if cell is None or cell not in best[state]:

@@ -88,7 +88,8 @@ def exact_vs_optimal(model, tokenizer, cfg: Config, runtime: Runtime):
 
 
 def relabel(records: Sequence[GameRecord], tokenizer, player, cfg: Config) -> tuple[list[Encoded], dict[str, float]]:
-    """Each reply outside the teacher's best moves (or invalid) as one example: the conversation
+    """Each reply outside the teacher's best moves (`train.sft.dagger_mistakes`) or invalid as one
+    example: the conversation
     up to it, then the teacher's reply, the loss on that reply only (with `train.sft.dagger_all`,
     the right replies too, as played); the mistakes first."""
     positions = [(r.messages[: d.message], d.state, d.cell) for r in records for d in decisions(r, cfg.env.think)]
