@@ -512,6 +512,9 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     assert len(digests) == 3 and len(set(digests)) == 3  # two rounds' walks and the end's, each other weights
     assert info["dagger"][-1]["kept"] == ("DAgger 1 start" if best == "first" else "DAgger end")
+    last = info["dagger"][-2]  # the last passes' walk has its row, whichever weights are kept
+    assert last["after"] == "DAgger last passes"
+    assert last["random_loss"] == pytest.approx(0.3 if best == "first" else 0.7)
     first = info["dagger"][0]  # the tree's rates against the optimal opponent are the walk's, read apart
     assert first["tree_optimal_draw"] == pytest.approx(first["optimal_draw"], abs=1e-9)
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft")

@@ -190,8 +190,12 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             rate = Schedule(s.lr_scheduler, 0, s.dagger_learning_rate, s.dagger_order)
             losses += loop.fit(pool + lines, s.dagger_epochs, rate, on_step=on_step,
                                on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
-    if keep.enabled:
-        keep.offer("DAgger end", tree_relabel(model, tokenizer, cfg, player)[1])
+    if keep.enabled:  # the last passes' weights walked too: their row, then those kept
+        t = time.perf_counter()
+        last, _ = walk_row("DAgger last passes")
+        counts = tree_relabel(model, tokenizer, cfg, player)[1]
+        keep.offer("DAgger end", counts)
+        rounds.append(last | counts | {"play_seconds": round(time.perf_counter() - t, 1)})
     kept = _kept(keep)
     rounds.append(walk_row("DAgger end")[0] | ({"kept": kept} if kept else {}))
     return losses
