@@ -333,6 +333,14 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     assert counts["turns"] > 20 and 0 < counts["mistakes"] == counts["corrections"] == len(examples) <= counts["turns"]
     assert counts["random_win"] + counts["random_draw"] + counts["random_loss"] == pytest.approx(1.0)
     assert counts["exploitability"] >= counts["random_loss"]
+    # the tree holds every line of the optimal opponent: its rates there are the lines' walk's
+    from ttt_lab.train.runtime import Runtime
+    from ttt_lab.train.warm_up import exact_vs_optimal
+
+    lines = exact_vs_optimal(model, tok, cfg, Runtime("cpu", False, False, "sdpa", 1))
+    for k in ("win", "draw", "loss"):
+        assert counts[f"tree_optimal_{k}"] == pytest.approx(lines.rates()[k], abs=1e-9)
+    assert counts["tree_optimal_draw_second"] == pytest.approx(lines.rates(False)["draw"], abs=1e-9)
 
 
 def test_reach_copies_a_mistake_by_how_often_the_evaluation_meets_its_position(two_layers: Path,
@@ -381,8 +389,8 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
     real, calls = dagger_tree.tree_relabel, []
     at_goal = {"exploitability": 0.0, "invalid_lines": 0, "random_win": 0.95 - (end == "short") * 0.001}
 
-    def walked(model, tokenizer, cfg, player):
-        out, counts = real(model, tokenizer, cfg, player)
+    def walked(model, tokenizer, cfg, player, **kw):
+        out, counts = real(model, tokenizer, cfg, player, **kw)
         calls.append(counts["mistakes"])
         if len(calls) == 1:
             return out, counts
@@ -406,18 +414,36 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
     assert last["mistakes"] == (0 if end == "clean" else calls[1])
 
 
-def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pool", ["all", "latest"])
+def test_tree_dagger_weighs_every_correction_so_far(tiny_checkpoint: Path, tmp_path: Path, pool: str) -> None:
     """`dagger_mistake_weight`: a round's passes hold the latest walk's every position once and
-    every correction so far (this round's and the earlier rounds') that many times."""
+    every correction so far (this round's and, with `dagger_pool=all`, the earlier rounds') that
+    many times."""
     from ttt_lab.train.sft import run_sft
 
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_all=true",
-                          "train.sft.dagger_mistake_weight=3")
+                          "train.sft.dagger_mistake_weight=3", f"train.sft.dagger_pool={pool}")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     one, two = info["dagger"][:2]
     assert one["mistakes"] > 0 and two["mistakes"] > 0  # the small test model is far from the teacher
     assert one["pool"] == one["turns"] + 2 * one["mistakes"]
-    assert two["pool"] == two["turns"] + 3 * one["mistakes"] + 2 * two["mistakes"]
+    earlier = 3 * one["mistakes"] if pool == "all" else 0
+    assert two["pool"] == two["turns"] + earlier + 2 * two["mistakes"]
+
+
+@pytest.mark.parametrize("pool", ["all", "latest"])
+def test_tree_dagger_pool_holds_the_latest_walks_corrections_or_every_rounds(tiny_checkpoint: Path, tmp_path: Path,
+                                                                            pool: str) -> None:
+    """`dagger_pool`: without `dagger_all`, a round's pool is its walk's corrections, after the
+    earlier rounds' (`all`) or alone (`latest`)."""
+    from ttt_lab.train.sft import run_sft
+
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_mistake_weight=2",
+                          f"train.sft.dagger_pool={pool}")
+    one, two = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][:2]
+    assert one["corrections"] > 0 and two["corrections"] > 0
+    assert one["pool"] == 2 * one["corrections"]
+    assert two["pool"] == 2 * two["corrections"] + (2 * one["corrections"] if pool == "all" else 0)
 
 
 def test_tree_dagger_weighs_corrections_by_the_evaluations_reach(tiny_checkpoint: Path, tmp_path: Path) -> None:
@@ -495,18 +521,22 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
     from transformers import AutoModelForCausalLM
 
     from ttt_lab.evaluation.trees import weights_digest
-    from ttt_lab.train import dagger_tree
+    from ttt_lab.train import dagger_tree, warm_up
     from ttt_lab.train.sft import run_sft
 
     real, digests = dagger_tree.tree_relabel, []
 
-    def walked(model, tokenizer, cfg, player):
-        out, counts = real(model, tokenizer, cfg, player)
+    def walked(model, tokenizer, cfg, player, **kw):
+        out, counts = real(model, tokenizer, cfg, player, **kw)
         digests.append(weights_digest(model))
         loss = 0.1 * len(digests) if best == "first" else 1.0 - 0.1 * len(digests)
         return out, counts | {"random_loss": loss, "tree_optimal_loss": loss}
 
+    def no_lines(*args, **kw):
+        raise AssertionError("a whole-tree round reads the optimal opponent's lines off its tree")
+
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
+    monkeypatch.setattr(warm_up, "exact_vs_optimal", no_lines)
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_keep_best=true",
                           "train.sft.learning_rate=1e-2")
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
@@ -515,7 +545,7 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
     last = info["dagger"][-2]  # the last passes' walk has its row, whichever weights are kept
     assert last["after"] == "DAgger last passes"
     assert last["random_loss"] == pytest.approx(0.3 if best == "first" else 0.7)
-    first = info["dagger"][0]  # the tree's rates against the optimal opponent are the walk's, read apart
-    assert first["tree_optimal_draw"] == pytest.approx(first["optimal_draw"], abs=1e-9)
+    end = info["dagger"][-1]  # the kept weights' row is read, not walked again
+    assert end["optimal_loss"] == info["dagger"][0 if best == "first" else -2]["optimal_loss"]
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft")
     assert weights_digest(saved) == digests[0 if best == "first" else -1]

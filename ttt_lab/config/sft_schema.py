@@ -12,6 +12,7 @@ from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
 SFT_LOOPS = ("trl", "lean")
 SFT_ORDERS = ("random", "prefix")
 DAGGER_MISTAKES = ("teacher", "value")
+DAGGER_POOLS = ("all", "latest")
 
 
 @dataclass
@@ -98,6 +99,11 @@ class SftConfig:
     `value`, only the replies that lose the position's game-theoretic value (and invalid ones):
     the only replies that can lose a game, so the passes spend nothing on moves that merely draw
     or win differently from the teacher."""
+    dagger_pool: str = "all"
+    """Which corrections a round's passes train on: `all`, every round's so far (DAgger's
+    aggregate); `latest`, the latest walk's only. A whole-tree walk finds every mistake the policy
+    still makes, so `latest` drops only the corrections that already hold, and a round's passes
+    shrink as the policy improves."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
@@ -153,6 +159,7 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_mistake_weight", s.dagger_mistake_weight, 1)
     check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
     check_one_of("train.sft.dagger_mistakes", s.dagger_mistakes, DAGGER_MISTAKES)
+    check_one_of("train.sft.dagger_pool", s.dagger_pool, DAGGER_POOLS)
     if s.dagger_reach_cap > 1 and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
                              "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")

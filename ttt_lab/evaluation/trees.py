@@ -89,7 +89,8 @@ def policy_key(policy: ReplyDistribution) -> tuple | None:
     if not isinstance(policy, GreedyDistribution) or not isinstance(player, HFPlayer) or player.temperature > 0:
         return None
     device = next(iter(player.model.parameters())).device.type
-    return (weights_digest(player.model), tokenizer_digest(player.tokenizer), player.max_new_tokens, device)
+    return (weights_digest(player.model), tokenizer_digest(player.tokenizer), player.max_new_tokens, device,
+            player.bf16)
 
 
 def shared_key(policy: ReplyDistribution, cfg: Config) -> tuple | None:

@@ -104,14 +104,17 @@ class HFPlayer:
 
     @classmethod
     def from_model(cls, model, tokenizer, *, device: str = "cpu", temperature: float = 0.0,
-                   max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, name: str = "in-memory") -> HFPlayer:
-        """A player on a model already loaded (training's), without reading a checkpoint."""
+                   max_new_tokens: int = 128, batch_size: int = 64, seed: int = 0, name: str = "in-memory",
+                   bf16: bool = False) -> HFPlayer:
+        """A player on a model already loaded (training's), without reading a checkpoint; `bf16`:
+        its forward passes under bf16 autocast."""
         import copy
 
         self = cls.__new__(cls)
         self.model, self.tokenizer = model, copy.copy(tokenizer)  # its padding side is set here, not training's
         self._setup(name, device=device, temperature=temperature, max_new_tokens=max_new_tokens,
                     batch_size=batch_size, seed=seed)
+        self.bf16 = bf16
         return self
 
     @classmethod

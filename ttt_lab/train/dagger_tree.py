@@ -99,13 +99,16 @@ def _encoded(tokenizer, conversation: tuple[tuple[str, str], ...], reply: str) -
     return encode(tokenizer, msgs, flags)
 
 
-def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], dict[str, float]]:
+def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
+                 ) -> tuple[list[Encoded], dict[str, float]]:
     """The greedy policy's every-reply tree: its mistakes relabelled (weighted by reach with
     `train.sft.dagger_reach_cap`), and its exact rates (those the exploiter's refresh reads). The
     tree is kept for the later walks of the same weights (the warm-up's evaluation and the RL
-    phase's first refresh, when the rounds end with it)."""
+    phase's first refresh, when the rounds end with it). `bf16`: the policy as the training's bf16
+    autocast computes it, walked (on a CPU) through a bf16 copy of the weights, as rollouts are."""
     from ttt_lab.engine.greedy import release_memory
-    from ttt_lab.env.exact import evaluate_tree, expand_tree
+    from ttt_lab.engine.rollout import generation_model
+    from ttt_lab.env.exact import Tree, evaluate_tree, expand_tree
     from ttt_lab.env.exploit import exploitability, invalid_lines, position_reach
     from ttt_lab.evaluation.suite import entries
     from ttt_lab.evaluation.trees import opponent_distribution, remember, starts, suite_bound
@@ -115,9 +118,10 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
     was_training = model.training
     release_memory()
     try:
-        greedy = GreedyDistribution(HFPlayer.from_model(model, tokenizer, device=cfg.model.device,
+        walker, cast = generation_model(model, bf16)
+        greedy = GreedyDistribution(HFPlayer.from_model(walker, tokenizer, device=cfg.model.device,
                                                         max_new_tokens=cfg.player.max_new_tokens,
-                                                        batch_size=cfg.eval.batch_size, seed=cfg.seed))
+                                                        batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
         policy = Asked(greedy)
         tree = expand_tree(policy, cfg.env, starts(cfg))
         remember(greedy, cfg, tree)
@@ -125,6 +129,8 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))
     vs_optimal = evaluate_tree(tree, opponent_distribution(SuiteEntry()))
+    second = Tree(tuple(r for r in tree.roots if not r.model_first), tree.model_turns)
+    second_draw = evaluate_tree(second, opponent_distribution(SuiteEntry())).draw / sum(r.weight for r in second.roots)
     # how likely the evaluation's opponents (the largest probability any of them gives a reply) lead
     # the policy to each position: the weight of its mistakes there (`train.sft.dagger_reach_cap`)
     weights = position_reach(tree, suite_bound(entries(cfg))) if cfg.train.sft.dagger_reach_cap > 1 else None
@@ -133,7 +139,7 @@ def tree_relabel(model, tokenizer, cfg: Config, player) -> tuple[list[Encoded], 
                  "invalid_lines": invalid_lines(tree),
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
                  "tree_optimal_win": vs_optimal.win, "tree_optimal_draw": vs_optimal.draw,
-                 "tree_optimal_loss": vs_optimal.loss,
+                 "tree_optimal_loss": vs_optimal.loss, "tree_optimal_draw_second": second_draw,
                  "exploitability": exploitability(tree).loss}
 
 

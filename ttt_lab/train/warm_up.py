@@ -125,15 +125,36 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
     losses = loop.fit(data, s.epochs, Schedule(s.lr_scheduler, s.warmup_steps), on_step=on_step,
                       on_epoch=lambda e: measure(f"epoch {e + 1}"))
     rounds: list[dict] = []
+    rows = Rows(cfg, model, tokenizer, runtime, loop, start)
+    if s.dagger_rounds:
+        losses += _dagger(cfg, loop, model, tokenizer, runtime, player, measure, rows, rounds, on_step)
+        forget_examples()
+    return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
+            "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
 
-    def walk_row(label: str) -> tuple[dict, list[GameRecord]]:
+
+class Rows:
+    """The DAgger rounds' rows: the exact rates against the optimal opponent, from a walk of its
+    lines (`walk`) or read off a whole-tree walk, which holds those lines (`tree`)."""
+
+    def __init__(self, cfg: Config, model, tokenizer, runtime: Runtime, loop: LeanSFT, start: float) -> None:
+        self.cfg, self.model, self.tokenizer, self.runtime = cfg, model, tokenizer, runtime
+        self.loop, self.start = loop, start
+
+    def _head(self, label: str, began: float) -> dict:
+        return self.now(label) | {"walk_seconds": round(time.perf_counter() - began, 1)}
+
+    def now(self, label: str) -> dict:
+        """`label` at the step and the time of the warm-up now."""
+        return {"after": label, "step": self.loop.step, "seconds": round(time.perf_counter() - self.start, 1)}
+
+    def walk(self, label: str) -> tuple[dict, list[GameRecord]]:
+        """Every line of the optimal opponent walked: the row, and the lines' records."""
         t = time.perf_counter()
-        w = exact_vs_optimal(model, tokenizer, cfg, runtime)
-        row = {"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
-               **{f"optimal_{k}": round(v, 4) for k, v in w.rates().items()},
+        w = exact_vs_optimal(self.model, self.tokenizer, self.cfg, self.runtime)
+        row = {**self._head(label, t), **{f"optimal_{k}": round(v, 4) for k, v in w.rates().items()},
                **{f"optimal_{k}_second": round(v, 4) for k, v in w.rates(False).items()},
-               "walk_seconds": round(time.perf_counter() - t, 1), "replays_left": w.replays_left,
-               "unwalked": w.unwalked}
+               "replays_left": w.replays_left, "unwalked": w.unwalked}
         LOG.info(f"SFT {label}: exact against the optimal opponent ({row['optimal_lines']:.0f} lines a side on "
                  f"average): W/D/L {w.rates()['win']:.1%}/{w.rates()['draw']:.1%}/{w.rates()['loss']:.1%}, "
                  f"moving second {w.rates(False)['draw']:.1%} draws, invalid lines {w.rates()['invalid']:.1%} "
@@ -142,21 +163,24 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
                     else "") + ")")
         return row, w.records
 
-    if s.dagger_rounds:
-        losses += _dagger(cfg, loop, model, tokenizer, runtime, player, measure, walk_row, rounds, on_step)
-        forget_examples()
-    return {"losses": losses, "steps": loop.step, "accuracy": curve, "dagger": rounds,
-            "train_seconds": round(loop.seconds, 1), "train_tokens": loop.tokens, "positions": diag.positions}
+    def tree(self, label: str, counts: dict[str, float], began: float) -> dict:
+        """The row of a whole-tree walk begun at `began` (`tree_relabel`'s `counts`)."""
+        row = {**self._head(label, began), **{f"optimal_{k}": round(counts[f"tree_optimal_{k}"], 4)
+                                             for k in ("win", "draw", "loss", "draw_second")}}
+        LOG.info(f"SFT {label}: exact over the whole tree ({counts['turns']:.0f} replies): against the optimal "
+                 f"opponent W/D/L {row['optimal_win']:.1%}/{row['optimal_draw']:.1%}/{row['optimal_loss']:.1%}, "
+                 f"moving second {row['optimal_draw_second']:.1%} draws; against random "
+                 f"{counts['random_win']:.1%}/{counts['random_draw']:.1%}/{counts['random_loss']:.1%}; "
+                 f"{counts['invalid_lines']:.0f} lines with an invalid reply (walked in {row['walk_seconds']:.0f} s)")
+        return row
 
 
 def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, player, measure: Callable[[str], None],
-            walk_row: Callable[[str], tuple[dict, list[GameRecord]]], rounds: list[dict],
-            on_step: Callable[[int, float], None] | None) -> list[float]:
+            rows: Rows, rounds: list[dict], on_step: Callable[[int, float], None] | None) -> list[float]:
     """`train.sft.dagger_rounds` rounds: the greedy policy's games (every optimal-opponent line and
     `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
     lines (with `dagger_all`: the latest walk's every position and the earlier corrections, no
     lines); each round's row appended to `rounds`; the losses."""
-    from ttt_lab.train.dagger_tree import KeepBest, tree_relabel
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -166,47 +190,73 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     fixes: list[Encoded] = []
-    keep = KeepBest(model, s.dagger_tree and s.dagger_keep_best)
+    keep = _Keep(model, s.dagger_tree and s.dagger_keep_best)
     for k in range(s.dagger_rounds):
-        row, records = walk_row(f"DAgger {k + 1} start")
-        t = time.perf_counter()
+        label, t = f"DAgger {k + 1} start", time.perf_counter()
+        row, records = ({}, []) if s.dagger_tree else rows.walk(label)
         new, counts, where = _relabelled(cfg, k, model, tokenizer, runtime, player, records)
-        keep.offer(f"DAgger {k + 1} start", counts)
+        if s.dagger_tree:  # the tree holds the optimal opponent's lines: its row is read off it
+            row = rows.tree(label, counts, t)
+        keep.offer(label, counts, row)
         wrong = new[: int(counts["corrections"])]
+        earlier = fixes if s.dagger_pool == "all" else []
         if s.dagger_all:  # the latest walk's every position, and the corrections of the rounds before
-            pool = new + fixes + (wrong + fixes) * (s.dagger_mistake_weight - 1)
-            fixes += wrong
+            pool = new + earlier + (wrong + earlier) * (s.dagger_mistake_weight - 1)
         else:
-            pool += new * s.dagger_mistake_weight
+            pool = earlier + new * s.dagger_mistake_weight
+        fixes += wrong if s.dagger_all else new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
-            rounds.append(row | {"after": "DAgger end", "kept": _kept(keep)})
+            rounds.append(row | {"after": "DAgger end", "kept": keep.restore()})
             return losses
         rounds.append(row)
         if pool:
             rate = Schedule(s.lr_scheduler, 0, s.dagger_learning_rate, s.dagger_order)
             losses += loop.fit(pool + lines, s.dagger_epochs, rate, on_step=on_step,
                                on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
-    if keep.enabled:  # the last passes' weights walked too: their row, then those kept
-        t = time.perf_counter()
-        last, _ = walk_row("DAgger last passes")
-        counts = tree_relabel(model, tokenizer, cfg, player)[1]
-        keep.offer("DAgger end", counts)
-        rounds.append(last | counts | {"play_seconds": round(time.perf_counter() - t, 1)})
-    kept = _kept(keep)
-    rounds.append(walk_row("DAgger end")[0] | ({"kept": kept} if kept else {}))
+    rounds += _end_rows(cfg, model, tokenizer, runtime, player, rows, keep)
     return losses
 
 
-def _kept(keep) -> str:
-    """Restore the best walked weights (`train.sft.dagger_keep_best`); which ones, logged."""
-    label = keep.restore()
-    if keep.enabled:
-        LOG.info(f"DAgger: the warm-up keeps the weights walked at {label} (the fewest exact losses)")
-    return label
+def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Rows, keep: _Keep) -> list[dict]:
+    """The rows after the last passes: with `dagger_keep_best`, their whole-tree walk, then the kept
+    weights' row (read, not walked again); else a walk of the optimal opponent's lines."""
+    from ttt_lab.train.dagger_tree import tree_relabel
+
+    if not keep.enabled:
+        return [rows.walk("DAgger end")[0]]
+    t = time.perf_counter()
+    counts = tree_relabel(model, tokenizer, cfg, player, bf16=runtime.bf16)[1]
+    last = rows.tree("DAgger last passes", counts, t) | counts
+    keep.offer("DAgger end", counts, last)
+    kept = keep.restore()
+    row = {k: v for k, v in keep.rows[kept].items() if k not in ("round", "walk_seconds", "play_seconds")}
+    return [last, row | rows.now("DAgger end") | {"kept": kept}]
+
+
+class _Keep:
+    """`dagger_tree`'s `KeepBest`, with each walked label's row (the kept weights' row is the end's)."""
+
+    def __init__(self, model, enabled: bool) -> None:
+        from ttt_lab.train.dagger_tree import KeepBest
+
+        self.best = KeepBest(model, enabled)
+        self.enabled = enabled
+        self.rows: dict[str, dict] = {}
+
+    def offer(self, label: str, counts: dict[str, float], row: dict) -> None:
+        self.best.offer(label, counts)
+        self.rows[label] = row
+
+    def restore(self) -> str:
+        """Put the best weights back (`train.sft.dagger_keep_best`); which ones, logged."""
+        label = self.best.restore()
+        if self.enabled:
+            LOG.info(f"DAgger: the warm-up keeps the weights walked at {label} (the fewest exact losses)")
+        return label
 
 
 def _relabelled(cfg: Config, k: int, model, tokenizer, runtime: Runtime, player, records: list[GameRecord]
@@ -221,7 +271,7 @@ def _relabelled(cfg: Config, k: int, model, tokenizer, runtime: Runtime, player,
     from ttt_lab.train.dagger_tree import tree_relabel
 
     if cfg.train.sft.dagger_tree:
-        new, counts = tree_relabel(model, tokenizer, cfg, player)
+        new, counts = tree_relabel(model, tokenizer, cfg, player, bf16=runtime.bf16)
         return new, counts, (f"its whole tree; exact against random W/D/L {counts['random_win']:.1%}/"
                              f"{counts['random_draw']:.1%}/{counts['random_loss']:.1%}, against the optimal "
                              f"opponent {counts['tree_optimal_draw']:.1%} draws, exploitability "
