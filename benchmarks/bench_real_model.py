@@ -8,7 +8,8 @@ generating, each in fp32 and under bf16 autocast, and SDPA against eager attenti
     python benchmarks/bench_real_model.py --levers-only [--lever-repeat 3] [--lever-precisions fp32,bf16]
 
 The warm-up's levers (issue 51) first: one update of the lean SFT loop for today's pass and each
-lever, cumulative, the levers taking turns `--lever-repeat` times (medians).
+lever, cumulative, the levers taking turns `--lever-repeat` times (medians); then, where the CPU
+has bf16, the DAgger walk's greedy replies in fp32, under autocast and through a bf16 copy.
 
 Ratios are against fp32 with SDPA measured in the same run (the machine is shared: compare
 ratios, not absolute rates, across runs).
@@ -183,6 +184,41 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     return rows
 
 
+def walk_levers(path: Path, *, positions: int = 48, repeat: int = 1) -> list[dict]:
+    """Seconds for the greedy replies to `positions` fresh conversations (the teacher's positions,
+    each read whole, as a tree walk's first level; after an untimed call), through `GreedyReplies` as the DAgger walk
+    reads them: fp32 weights (the walk before), fp32 under bf16 autocast (a checkpoint's
+    evaluation), a bf16 copy of the weights (the walk now); and how many replies equal the fp32 ones."""
+    import copy
+
+    import torch
+
+    from ttt_lab.config.load import load
+    from ttt_lab.engine.greedy import GreedyReplies
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.teacher import decisions
+    from ttt_lab.train.teacher_data import teacher_games
+
+    cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
+    model, tok = load_model(str(path), cfg)
+    convs = [r.messages[: d.message] for r in teacher_games(cfg) for d in decisions(r, cfg.env.think)]
+    convs = convs[:: max(1, len(convs) // positions)][:positions]
+    half = copy.deepcopy(model).to(torch.bfloat16)
+    rows = []
+    for name, m, cast in (("fp32 weights", model, False), ("fp32 under bf16 autocast", model, True),
+                          ("bf16 copy", half, False)):
+        replies: list[str] = []
+
+        def ask(m=m, cast=cast, replies=replies) -> None:
+            replies[:] = GreedyReplies(m, tok, cfg.player.max_new_tokens, cfg.eval.batch_size, cast)(convs)
+
+        rows.append({"lever": name, "seconds": timed(ask, max(2, repeat)), "replies": list(replies)})
+    base = rows[0]["replies"]
+    for row in rows:
+        row["same as fp32"] = sum(a == b for a, b in zip(row.pop("replies"), base, strict=True))
+    return rows
+
+
 def rl_rate(path: Path, overrides: list[str], home: Path, batch: int, steps: int) -> tuple[float, float, float]:
     from bench_train import measure
 
@@ -223,6 +259,12 @@ def main() -> None:
                 print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
                       f"{row['tok/cpu-s']:8.1f} tok/CPU-s {row['tok/cpu-s'] / rows[0]['tok/cpu-s']:5.2f}x  "
                       f"loss {row['loss']:.6f}")
+        if native_bf16("cpu"):
+            walk = walk_levers(path, repeat=args.lever_repeat)
+            print("\nDAgger tree walk: greedy replies to 48 fresh conversations")
+            for row in walk:
+                print(f"  {row['lever']:28s} {row['seconds']:7.1f} s {walk[0]['seconds'] / row['seconds']:5.2f}x  "
+                      f"{row['same as fp32']} of 48 replies as fp32's")
         if args.levers_only:
             return
         rows = []

@@ -82,8 +82,8 @@ class SftConfig:
     """lean loop: after the epochs, rounds of DAgger: the model's greedy policy walked against
     every tie-break branch of the optimal opponent (exact W/D/L logged, train/optimal_walk.py)
     plus `dagger_games` games against the other `teacher_strengths`, every reply outside the
-    teacher's best moves relabelled with the teacher's move, then `dagger_epochs` passes over all
-    mistakes so far plus the optimal lines. A last walk measures the result."""
+    teacher's best moves relabelled with the teacher's move, then `dagger_epochs` passes over the
+    mistakes (`dagger_pool`) plus the optimal lines. A last walk measures the result."""
     dagger_games: int = 64
     """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
     dagger_epochs: int = 2
@@ -101,20 +101,20 @@ class SftConfig:
     or win differently from the teacher."""
     dagger_pool: str = "all"
     """Which corrections a round's passes train on: `all`, every round's so far (DAgger's
-    aggregate); `latest`, the latest walk's only. A whole-tree walk finds every mistake the policy
-    still makes, so `latest` drops only the corrections that already hold, and a round's passes
-    shrink as the policy improves."""
+    aggregate); `latest`, the latest walk's only. With `dagger_tree` a walk finds every mistake the
+    policy still makes, so `latest` drops only the corrections that already hold, and a round's
+    passes shrink as the policy improves."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
     walked too), not with the last round's: a round can unlearn more than it corrects."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
-    the wrong ones relabelled) and every earlier round's corrections, without the teacher's
+    the wrong ones relabelled) and the earlier rounds' corrections (`dagger_pool`), without the teacher's
     lines, not on the mistakes alone: the replayed replies keep a round's few corrections from
     unlearning the rest of the policy."""
     dagger_mistake_weight: int = 1
-    """Copies of each correction (a reply relabelled in this round or an earlier one) in a round's
+    """Copies of each correction (a reply relabelled in this round or, by `dagger_pool`, an earlier one) in a round's
     passes: with `dagger_all`, a few corrections among a thousand replays are otherwise seen once
     a pass."""
     dagger_reach_cap: int = 1

@@ -6,7 +6,7 @@ any opponent can make it play, never cut (each path has probability 1), so one e
 them all: it is kept, keyed by a digest of the model's weights and tokenizer and by the settings
 its replies depend on (the environment, the starting positions, the reply length), and handed
 back to every later walk of the same policy, even one that loaded the same weights anew. Batch
-size and attention kernel stay out of the key: they change rounding, not the policy.
+size, attention kernel and bf16 autocast stay out of the key: they change rounding, not the policy.
 """
 
 from __future__ import annotations
@@ -89,8 +89,7 @@ def policy_key(policy: ReplyDistribution) -> tuple | None:
     if not isinstance(policy, GreedyDistribution) or not isinstance(player, HFPlayer) or player.temperature > 0:
         return None
     device = next(iter(player.model.parameters())).device.type
-    return (weights_digest(player.model), tokenizer_digest(player.tokenizer), player.max_new_tokens, device,
-            player.bf16)
+    return (weights_digest(player.model), tokenizer_digest(player.tokenizer), player.max_new_tokens, device)
 
 
 def shared_key(policy: ReplyDistribution, cfg: Config) -> tuple | None:

@@ -118,13 +118,14 @@ def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
     was_training = model.training
     release_memory()
     try:
-        walker, cast = generation_model(model, bf16)
-        greedy = GreedyDistribution(HFPlayer.from_model(walker, tokenizer, device=cfg.model.device,
-                                                        max_new_tokens=cfg.player.max_new_tokens,
-                                                        batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
-        policy = Asked(greedy)
+        def greedy(weights, cast: bool) -> GreedyDistribution:
+            return GreedyDistribution(HFPlayer.from_model(weights, tokenizer, device=cfg.model.device,
+                                                          max_new_tokens=cfg.player.max_new_tokens,
+                                                          batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
+
+        policy = Asked(greedy(*generation_model(model, bf16)))
         tree = expand_tree(policy, cfg.env, starts(cfg))
-        remember(greedy, cfg, tree)
+        remember(greedy(model, bf16), cfg, tree)  # under the training's weights, not the walk's copy
     finally:
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))

@@ -179,8 +179,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             rows: Rows, rounds: list[dict], on_step: Callable[[int, float], None] | None) -> list[float]:
     """`train.sft.dagger_rounds` rounds: the greedy policy's games (every optimal-opponent line and
     `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
-    lines (with `dagger_all`: the latest walk's every position and the earlier corrections, no
-    lines); each round's row appended to `rounds`; the losses."""
+    lines (with `dagger_all`: the latest walk's every position and, by `dagger_pool`, the earlier
+    corrections, no lines); each round's row appended to `rounds`; the losses."""
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -210,7 +210,10 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
-            rounds.append(row | {"after": "DAgger end", "kept": keep.restore()})
+            kept = keep.restore()
+            rounds.append(row | {"after": "DAgger end", "kept": kept} if kept in ("", label) else row)
+            if kept not in ("", label):  # an earlier walk lost less: its weights and rates end the warm-up
+                rounds.append(_kept_row(keep, kept, rows))
             return losses
         rounds.append(row)
         if pool:
@@ -233,8 +236,17 @@ def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Row
     last = rows.tree("DAgger last passes", counts, t) | counts
     keep.offer("DAgger end", counts, last)
     kept = keep.restore()
-    row = {k: v for k, v in keep.rows[kept].items() if k not in ("round", "walk_seconds", "play_seconds")}
-    return [last, row | rows.now("DAgger end") | {"kept": kept}]
+    return [last, _kept_row(keep, kept, rows)]
+
+
+RATES = ("optimal_", "tree_optimal_", "random_", "exploitability", "invalid_lines")
+"""The keys of a walk's row that describe its weights (the rest describe its round)."""
+
+
+def _kept_row(keep: _Keep, kept: str, rows: Rows) -> dict:
+    """The end's row: the rates of the weights kept, at the end's step and time."""
+    rates = {k: v for k, v in keep.rows[kept].items() if k.startswith(RATES)}
+    return rates | rows.now("DAgger end") | {"kept": kept}
 
 
 class _Keep:
