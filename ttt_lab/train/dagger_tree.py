@@ -155,11 +155,14 @@ class KeepBest:
         self.label = ""
         self.state: dict | None = None
         self.last_best = True
+        self.rows: dict[str, dict] = {}
+        """Each walked label's row (the kept weights' row is the warm-up's end row)."""
 
-    def offer(self, label: str, counts: dict[str, float]) -> None:
-        """The weights as they are now, walked under `label` with the rates `counts`."""
+    def offer(self, label: str, counts: dict[str, float], row: dict | None = None) -> None:
+        """The weights as they are now, walked under `label` with the rates `counts` (and `row`)."""
         if not self.enabled:
             return
+        self.rows[label] = row if row is not None else dict(counts)
         score = (counts["random_loss"] + counts["tree_optimal_loss"], -counts["random_win"])
         self.last_best = self.best is None or score < self.best
         if self.last_best:

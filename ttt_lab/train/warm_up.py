@@ -181,6 +181,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
     lines (with `dagger_all`: the latest walk's every position and, by `dagger_pool`, the earlier
     corrections, no lines); each round's row appended to `rounds`; the losses."""
+    from ttt_lab.train.dagger_tree import KeepBest
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -190,7 +191,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     fixes: list[Encoded] = []
-    keep = _Keep(model, s.dagger_tree and s.dagger_keep_best)
+    keep = KeepBest(model, s.dagger_tree and s.dagger_keep_best)
     for k in range(s.dagger_rounds):
         label, t = f"DAgger {k + 1} start", time.perf_counter()
         row, records = ({}, []) if s.dagger_tree else rows.walk(label)
@@ -210,10 +211,11 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
-            kept = keep.restore()
-            rounds.append(row | {"after": "DAgger end", "kept": kept} if kept in ("", label) else row)
-            if kept not in ("", label):  # an earlier walk lost less: its weights and rates end the warm-up
-                rounds.append(_kept_row(keep, kept, rows))
+            kept = _kept(keep)
+            if kept in ("", label):
+                rounds.append(row | {"after": "DAgger end", "kept": kept})
+            else:  # an earlier walk lost less: its weights and rates end the warm-up
+                rounds += [row, _kept_row(keep, kept, rows)]
             return losses
         rounds.append(row)
         if pool:
@@ -224,7 +226,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     return losses
 
 
-def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Rows, keep: _Keep) -> list[dict]:
+def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Rows, keep) -> list[dict]:
     """The rows after the last passes: with `dagger_keep_best`, their whole-tree walk, then the kept
     weights' row (read, not walked again); else a walk of the optimal opponent's lines."""
     from ttt_lab.train.dagger_tree import tree_relabel
@@ -235,40 +237,25 @@ def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Row
     counts = tree_relabel(model, tokenizer, cfg, player, bf16=runtime.bf16)[1]
     last = rows.tree("DAgger last passes", counts, t) | counts
     keep.offer("DAgger end", counts, last)
-    kept = keep.restore()
-    return [last, _kept_row(keep, kept, rows)]
+    return [last, _kept_row(keep, _kept(keep), rows)]
 
 
 RATES = ("optimal_", "tree_optimal_", "random_", "exploitability", "invalid_lines")
 """The keys of a walk's row that describe its weights (the rest describe its round)."""
 
 
-def _kept_row(keep: _Keep, kept: str, rows: Rows) -> dict:
+def _kept_row(keep, kept: str, rows: Rows) -> dict:
     """The end's row: the rates of the weights kept, at the end's step and time."""
     rates = {k: v for k, v in keep.rows[kept].items() if k.startswith(RATES)}
     return rates | rows.now("DAgger end") | {"kept": kept}
 
 
-class _Keep:
-    """`dagger_tree`'s `KeepBest`, with each walked label's row (the kept weights' row is the end's)."""
-
-    def __init__(self, model, enabled: bool) -> None:
-        from ttt_lab.train.dagger_tree import KeepBest
-
-        self.best = KeepBest(model, enabled)
-        self.enabled = enabled
-        self.rows: dict[str, dict] = {}
-
-    def offer(self, label: str, counts: dict[str, float], row: dict) -> None:
-        self.best.offer(label, counts)
-        self.rows[label] = row
-
-    def restore(self) -> str:
-        """Put the best weights back (`train.sft.dagger_keep_best`); which ones, logged."""
-        label = self.best.restore()
-        if self.enabled:
-            LOG.info(f"DAgger: the warm-up keeps the weights walked at {label} (the fewest exact losses)")
-        return label
+def _kept(keep) -> str:
+    """Restore the best walked weights (`train.sft.dagger_keep_best`); which ones, logged."""
+    label = keep.restore()
+    if keep.enabled:
+        LOG.info(f"DAgger: the warm-up keeps the weights walked at {label} (the fewest exact losses)")
+    return label
 
 
 def _relabelled(cfg: Config, k: int, model, tokenizer, runtime: Runtime, player, records: list[GameRecord]
