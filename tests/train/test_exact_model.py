@@ -35,3 +35,38 @@ def test_a_stochastic_model_policy_evaluated_exactly_agrees_with_4000_sampled_ga
         _, lo, hi = exact.outcome_rates()[name]
         s_lo, s_hi = wilson(k, sampled.games, z=3.29)  # 99.9 %: two checks, no flakes
         assert s_lo <= hi and lo <= s_hi, (name, k / sampled.games, (lo, hi))  # the sample meets the bounds
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_trainings_exact_evaluation_reads_a_kept_tree_or_walks_at_its_precision_and_keeps_it(
+        tiny_checkpoint: Path, tmp_path: Path, expansions: list, bf16: bool) -> None:
+    """`evaluate_model` under `eval.mode=exact`: a greedy model whose tree is kept (DAgger's last
+    walk of the same weights) is not walked again; another is walked once, under bf16 through a
+    bf16 copy of its weights (as rollouts are), and kept under its own weights, so a second
+    evaluation reads it; the rates are those of the tree walked."""
+    import dataclasses
+
+    import torch
+
+    from ttt_lab.evaluation.exact import exact_suite
+    from ttt_lab.train.evaluate import greedy_walked
+    from ttt_lab.train.runtime import resolve
+
+    cfg = cfg_for(tmp_path, "eval.mode=exact")
+    runtime = dataclasses.replace(resolve(cfg), bf16=bf16)
+    suite = (SuiteEntry("random", opponent="random"),)
+    model, tok = load_model(str(tiny_checkpoint), cfg)
+
+    def walked() -> list:
+        return [next(p.player.model.parameters()).dtype for p in expansions]
+
+    first = evaluate_model(model, tok, cfg, 10, suite=suite, runtime=runtime)
+    assert walked() == [torch.bfloat16 if bf16 else torch.float32]
+    again = evaluate_model(load_model(str(tiny_checkpoint), cfg)[0], tok, cfg, 10, suite=suite, runtime=runtime)
+    assert len(walked()) == 1 and first[0].mode == "exact"
+    assert [s.points_mean for s in again] == [s.points_mean for s in first]
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # weights that moved get their own walk
+    policy = greedy_walked(model, tok, cfg, bf16)
+    exact_suite(policy, cfg, [SuiteEntry()])
+    assert len(walked()) == 2

@@ -117,6 +117,14 @@ def policy_tree(policy: ReplyDistribution, cfg: Config, bound: OpponentDistribut
     return tree
 
 
+def walked_by(policy: ReplyDistribution, walker: ReplyDistribution, cfg: Config) -> None:
+    """Keep `policy`'s every-reply tree, expanded by `walker` (the same policy computed more cheaply,
+    e.g. through a bf16 copy of its weights) unless one is kept already."""
+    key = shared_key(policy, cfg)
+    if key is not None and key not in _trees:
+        _keep(key, expand_tree(walker, cfg.env, starts(cfg)))
+
+
 def remember(policy: ReplyDistribution, cfg: Config, tree: Tree) -> None:
     """Keep `tree`, the every-reply tree of `policy` from the evaluation's starts expanded by a
     caller that watched the walk (DAgger's), for the later walks of the same policy."""

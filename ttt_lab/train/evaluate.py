@@ -22,7 +22,8 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
 
     import torch
 
-    if policy := _exact_policy(model, tokenizer, cfg, temperature):
+    bf16 = (runtime or resolve(cfg)).bf16
+    if policy := _exact_policy(model, tokenizer, cfg, temperature, bf16):
         was_training = model.training
         try:
             # greedy: every opponent reply is in the tree anyway; add the best response's summary
@@ -30,7 +31,6 @@ def evaluate_model(model, tokenizer, cfg: Config, games: int, temperature: float
         finally:
             model.train(was_training)
 
-    bf16 = (runtime or resolve(cfg)).bf16
     small = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, games=games))
     out = []
     for i, entry in enumerate(suite):
@@ -48,18 +48,35 @@ def _played(record: GameRecord | None) -> GameRecord:
     return record
 
 
-def _exact_policy(model, tokenizer, cfg: Config, temperature: float):
-    """The model's move distribution when the tree is to be walked, else None (sampled)."""
-    from ttt_lab.players.distributions import GreedyDistribution, ScoredDistribution
-    from ttt_lab.players.hf import HFPlayer
+def _exact_policy(model, tokenizer, cfg: Config, temperature: float, bf16: bool):
+    """The model's move distribution when the tree is to be walked, else None (sampled). Greedy:
+    its every-reply tree walked at the training's precision (`greedy_walked`)."""
+    from ttt_lab.players.distributions import ScoredDistribution
 
     reason = unavailable_reason(cfg, temperature=temperature, scripted=False, readable=True)
     if resolve_mode(cfg, reason)[0] != "exact":
         return None
     p = cfg.player
     if temperature == 0:
-        player = HFPlayer.from_model(model, tokenizer, device=cfg.model.device, max_new_tokens=p.max_new_tokens,
-                                     batch_size=cfg.eval.batch_size, seed=cfg.seed)
-        return GreedyDistribution(player)
+        return greedy_walked(model, tokenizer, cfg, bf16)
     return ScoredDistribution(model, tokenizer, temperature=temperature, max_new_tokens=p.max_new_tokens,
                               batch_size=max(1, cfg.eval.batch_size // 9))
+
+
+def greedy_walked(model, tokenizer, cfg: Config, bf16: bool):
+    """`model`'s greedy policy with its every-reply tree kept (`evaluation.trees`): a tree kept for
+    the same weights (DAgger's last walk) is read, else walked as the training computes it (under
+    bf16: through a bf16 copy of the weights, as rollouts are) and kept under `model`'s own weights."""
+    from ttt_lab.engine.rollout import generation_model
+    from ttt_lab.evaluation.trees import walked_by
+    from ttt_lab.players.distributions import GreedyDistribution
+    from ttt_lab.players.hf import HFPlayer
+
+    def greedy(weights, cast: bool) -> GreedyDistribution:
+        return GreedyDistribution(HFPlayer.from_model(weights, tokenizer, device=cfg.model.device,
+                                                      max_new_tokens=cfg.player.max_new_tokens,
+                                                      batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
+
+    policy = greedy(model, bf16)
+    walked_by(policy, greedy(*generation_model(model, bf16)), cfg)
+    return policy
