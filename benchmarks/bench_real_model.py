@@ -9,7 +9,8 @@ generating, each in fp32 and under bf16 autocast, and SDPA against eager attenti
 
 The warm-up's levers (issue 51) first: one update of the lean SFT loop for today's pass and each
 lever, cumulative, the levers taking turns `--lever-repeat` times (medians); then, where the CPU
-has bf16, the DAgger walk's greedy replies in fp32, under autocast and through a bf16 copy.
+has bf16, the DAgger walk's greedy replies in fp32, under autocast and through a bf16 copy; then
+the RL loss's LM head: TRL's fused kernel against the head at the model's tokens.
 
 Ratios are against fp32 with SDPA measured in the same run (the machine is shared: compare
 ratios, not absolute rates, across runs).
@@ -219,6 +220,58 @@ def walk_levers(path: Path, *, positions: int = 48, repeat: int = 1) -> list[dic
     return rows
 
 
+def rl_head_levers(path: Path, *, bf16: bool, games: int = 4, repeat: int = 1) -> list[dict]:
+    """Seconds of the RL loss's forward and backward over `games` whole games against the optimal
+    opponent (the prompt its first turn, the rest the completion, the model's replies scored): TRL's
+    fused log-prob head, which on a CPU scores every position, against `scored_logps`, the LM head
+    at the model's tokens only (what `GameTrainer`'s loss runs); and the largest difference of the
+    scored log-probs."""
+    import copy
+
+    import torch
+    from trl.trainer.utils import add_fused_lm_head
+
+    from ttt_lab.config.load import load
+    from ttt_lab.players.scripted import minimax_player
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft_lean import IGNORE, batch_tensors, encode
+    from ttt_lab.train.teacher import optimal_lines
+    from ttt_lab.train.trainer import scored_logps
+
+    cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
+    model, tok = load_model(str(path), cfg)
+    fused = copy.deepcopy(model)
+    add_fused_lm_head(fused, outputs=("log_probs", "entropy"))
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    data = [encode(tok, r.messages) for r in lines[:: len(lines) // games][:games]]
+    ids, labels = batch_tensors(data, tok.pad_token_id or 0)
+    mask = (torch.arange(ids.shape[1])[None] < torch.tensor([len(e.ids) for e in data])[:, None]).long()
+    keep = ids.shape[1] - int((labels != IGNORE).long().argmax(1).min())  # from the first reply on
+    scored = (labels[:, -keep:] != IGNORE).long()
+    trl_labels = ids.masked_fill(mask == 0, -100)
+    trl_labels[:, :-keep] = -100
+    out: dict[str, torch.Tensor] = {}
+
+    def trl() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            o = fused(input_ids=ids, attention_mask=mask, labels=trl_labels, fused_lm_head=True)
+        out["trl"] = (o.log_probs[:, -keep:] * scored).detach()
+        ((o.log_probs[:, -keep:] * scored).sum() + (o.entropy[:, -keep:] * scored).sum()).backward()
+
+    def ours() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logps, ent = scored_logps(model, ids, mask, keep, scored, 1.0, True)
+        out["ours"] = logps.detach()
+        (logps.sum() + ent.sum()).backward()
+
+    rows = [{"lever": "TRL's fused head (every position)", "seconds": timed(trl, max(2, repeat))},
+            {"lever": "head at the model's tokens", "seconds": timed(ours, max(2, repeat))}]
+    rows[1]["max |dlogp|"] = float((out["trl"] - out["ours"]).abs().max())
+    rows[0]["tokens"] = int(mask.sum())
+    rows[1]["tokens"] = int(scored.sum())
+    return rows
+
+
 def rl_rate(path: Path, overrides: list[str], home: Path, batch: int, steps: int) -> tuple[float, float, float]:
     from bench_train import measure
 
@@ -265,6 +318,13 @@ def main() -> None:
             for row in walk:
                 print(f"  {row['lever']:28s} {row['seconds']:7.1f} s {walk[0]['seconds'] / row['seconds']:5.2f}x  "
                       f"{row['same as fp32']} of 48 replies as fp32's")
+        for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
+            head = rl_head_levers(path, bf16=bf16, repeat=args.lever_repeat)
+            print(f"\nRL loss, forward and backward over 4 games ({'bf16 autocast' if bf16 else 'fp32'}): "
+                  f"{head[0]['tokens']} tokens, {head[1]['tokens']} of them the model's")
+            for row in head:
+                print(f"  {row['lever']:36s} {row['seconds']:6.2f} s {head[0]['seconds'] / row['seconds']:5.2f}x"
+                      + (f"  max |dlogp| {row['max |dlogp|']:.2e}" if "max |dlogp|" in row else ""))
         if args.levers_only:
             return
         rows = []

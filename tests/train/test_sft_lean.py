@@ -446,6 +446,29 @@ def test_tree_dagger_pool_holds_the_latest_walks_corrections_or_every_rounds(tin
     assert two["pool"] == 2 * two["corrections"] + (2 * one["corrections"] if pool == "all" else 0)
 
 
+@pytest.mark.parametrize("lines", [True, False])
+def test_tree_dagger_passes_go_over_the_teachers_lines_or_the_corrections_alone(
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: bool) -> None:
+    """`dagger_lines`: a round's passes hold its pool and, unless switched off, the teacher's lines
+    against the optimal opponent."""
+    from ttt_lab.train import sft_lean
+    from ttt_lab.train.sft import run_sft
+    from ttt_lab.train.teacher_data import teacher_lines
+
+    real, fitted = sft_lean.LeanSFT.fit, []
+
+    def fit(self, data, *a, **k):
+        fitted.append(len(data))
+        return real(self, data, *a, **k)
+
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
+                          f"train.sft.dagger_lines={str(lines).lower()}")
+    one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
+    assert one["pool"] > 0 and teacher_lines(cfg) and len(fitted) == 2  # the epochs, then the round's passes
+    assert fitted[1] == one["pool"] + (len(teacher_lines(cfg)) if lines else 0)
+
+
 def test_tree_dagger_weighs_corrections_by_the_evaluations_reach(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """`dagger_reach_cap`: a round's pool holds each mistake between once and the cap times, the
     ones the evaluation's opponents meet most often more than once."""

@@ -74,7 +74,14 @@ def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, di
 
     from ttt_lab.train import grpo
 
-    real = trainer.GameTrainer.compute_loss
+    real, scoring = trainer.GameTrainer.compute_loss, trainer.scored_logps
+    scored: list[tuple[int, int]] = []
+
+    def counted(model, ids, mask, keep, at, *a):
+        scored.append((int(at.sum()), int(mask[:, -keep:].sum())))
+        return scoring(model, ids, mask, keep, at, *a)
+
+    monkeypatch.setattr(trainer, "scored_logps", counted)
 
     def one_step(tag: str, micro: int = 4) -> tuple[dict, list[int]]:
         found: dict = {}
@@ -98,6 +105,7 @@ def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, di
     plain, wide = one_step("plain")
     halves, _ = one_step("halves", micro=2)
     assert len(narrow) == len(wide) == 4
+    assert scored and all(0 < n < m for n, m in scored)  # the loss scored the model's tokens, not the games
     assert len(set(wide)) == 1 and min(narrow) < wide[0]
     for key, floor in (("grad_norm", 1e-6), ("loss", 1e-7)):
         spread = abs(halves[key] - plain[key])  # the same games, summed in another order
@@ -132,6 +140,45 @@ def test_the_plain_head_scores_as_trls_chunked_kernel_with_the_same_gradients(ti
     ref_logps, ref_ent = out.log_probs[:, -keep:], out.entropy[:, -keep:]
     assert torch.allclose(logps, ref_logps, atol=1e-5) and torch.allclose(ent, ref_ent, atol=1e-5)
     assert (logps[mask[:, -keep:] == 0] == 0).all() and (logps[mask[:, -keep:] == 1] < 0).all()
+    weights = torch.randn(4, keep)
+    ((logps * weights).sum() + ent.sum()).backward()
+    ((ref_logps * weights).sum() + ref_ent.sum()).backward()
+    for (name, a), b in zip(model.named_parameters(), fused.parameters(), strict=True):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5, rtol=1e-4), name
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_the_head_at_the_models_tokens_scores_them_as_trls_kernel_with_the_same_gradients(
+        tiny_checkpoint: Path, temperature: float) -> None:
+    """`scored_logps` against TRL's fused LM head, called as `GRPOTrainer` calls it: at the scored
+    positions (the model's tokens; the environment's and the padding are not) the same log-probs
+    and entropies, 0 elsewhere, and the same gradient of a loss masked as TRL masks it."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    torch.manual_seed(1)
+    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.3)
+    fused = copy.deepcopy(model)
+    add_fused_lm_head(fused, temperature=temperature, outputs=("log_probs", "entropy"))
+    ids = torch.randint(3, model.config.vocab_size, (4, 15))
+    mask = torch.ones_like(ids)
+    mask[0, :3], mask[1, -4:], mask[2, :1] = 0, 0, 0
+    keep = 10
+    scored = (torch.rand(4, keep) < 0.4).long()
+    scored[3] = 0  # a row with nothing of the model's
+    logps, ent = trainer.scored_logps(model, ids, mask, keep, scored, temperature, entropy=True)
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :-keep] = -100
+    out = fused(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    loss_mask = (scored * mask[:, -keep:]).bool()
+    ref_logps, ref_ent = out.log_probs[:, -keep:] * loss_mask, out.entropy[:, -keep:] * loss_mask
+    assert loss_mask.any() and (logps[~loss_mask] == 0).all() and (ent[~loss_mask] == 0).all()
+    assert torch.allclose(logps, ref_logps, atol=1e-5) and torch.allclose(ent, ref_ent, atol=1e-5)
     weights = torch.randn(4, keep)
     ((logps * weights).sum() + ent.sum()).backward()
     ((ref_logps * weights).sum() + ref_ent.sum()).backward()

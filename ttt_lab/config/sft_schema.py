@@ -104,6 +104,10 @@ class SftConfig:
     aggregate); `latest`, the latest walk's only. With `dagger_tree` a walk finds every mistake the
     policy still makes, so `latest` drops only the corrections that already hold, and a round's
     passes shrink as the policy improves."""
+    dagger_lines: bool = True
+    """A round's passes also go over the teacher's lines against the optimal opponent (not with
+    `dagger_all`); false: the corrections alone, the passes cheaper by the lines' tokens, the lines'
+    positions held by the next walk's corrections instead."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes

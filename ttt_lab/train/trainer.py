@@ -62,13 +62,42 @@ def plain_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, lo
     return per_token, ent
 
 
+def scored_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+                 scored: torch.Tensor, temperature: float, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`plain_logps` with the LM head only where `scored` (batch x `logits_to_keep`) is 1, 0 elsewhere:
+    the same values there, so the same gradients of a loss masked by `scored`. In a game the loss
+    masks the environment's messages (`tool_mask`), most of a completion, and TRL's kernel scores
+    every position, the prompt's too, on a CPU."""
+    from ttt_lab.train.sft_rows import parts, wide
+
+    decoder, head = parts(model)
+    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+    at = scored.bool() & attention_mask[:, -logits_to_keep:].bool()
+    logp = torch.log_softmax(wide(head(hidden[:, -logits_to_keep - 1: -1][at])) / temperature, dim=-1)
+    per_token = logp.gather(-1, input_ids[:, -logits_to_keep:][at][:, None]).squeeze(-1)
+    ent = -(logp.exp() * logp).sum(-1) if entropy else None
+    return (per_token.new_zeros(at.shape).masked_scatter(at, per_token),
+            None if ent is None else ent.new_zeros(at.shape).masked_scatter(at, ent))
+
+
 PLAIN_HEAD_VOCAB = 4096
 """Vocabularies up to this size score with `plain_logps` (its logits cost little memory)."""
 
 
 class GameTrainer(GRPOTrainer):
     """`GRPOTrainer` whose training micro-batches come from `regroup`, and which scores tokens
-    with `plain_logps` on a small vocabulary (text-only inputs)."""
+    (text-only inputs) in its loss with `scored_logps` at the model's own tokens, elsewhere with
+    `plain_logps` on a small vocabulary."""
+
+    _scored: torch.Tensor | None = None
+    """The loss's micro-batch's `tool_mask` (1: the model's tokens) while `compute_loss` runs."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        self._scored = inputs.get("tool_mask")
+        try:
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        finally:
+            self._scored = None
 
     def note(self, values: dict[str, float]) -> None:
         """Metrics of this step beyond TRL's own, logged with them as `train/<key>` (TRL averages
@@ -78,9 +107,11 @@ class GameTrainer(GRPOTrainer):
 
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                                            compute_entropy=False, compute_aux_loss=False, **extra):
-        plain = (not compute_aux_loss and all(v is None for v in extra.values()) and not self.args.cast_lm_head_to_fp32
-                 and self.model.config.get_text_config().vocab_size <= PLAIN_HEAD_VOCAB)
-        if not plain:
+        simple = not compute_aux_loss and all(v is None for v in extra.values()) and not self.args.cast_lm_head_to_fp32
+        scored = self._scored if simple and self._scored is not None else None
+        if scored is not None and scored.shape != (input_ids.size(0), logits_to_keep):
+            scored = None
+        if not simple or (scored is None and self.model.config.get_text_config().vocab_size > PLAIN_HEAD_VOCAB):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss,
                 **extra)
@@ -88,8 +119,11 @@ class GameTrainer(GRPOTrainer):
         parts = []
         with self.accelerator.autocast():
             for i in range(0, input_ids.size(0), size):
-                parts.append(plain_logps(model, input_ids[i : i + size], attention_mask[i : i + size], logits_to_keep,
-                                         self.temperature, compute_entropy))
+                rows = slice(i, i + size)
+                parts.append(plain_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep, self.temperature,
+                                         compute_entropy) if scored is None else
+                             scored_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep, scored[rows],
+                                          self.temperature, compute_entropy))
         logps = torch.cat([p for p, _ in parts])
         return logps, torch.cat([e for _, e in parts]) if compute_entropy else None, None
 

@@ -179,8 +179,9 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             rows: Rows, rounds: list[dict], on_step: Callable[[int, float], None] | None) -> list[float]:
     """`train.sft.dagger_rounds` rounds: the greedy policy's games (every optimal-opponent line and
     `dagger_games` more, or its whole tree) relabelled by the solver, trained on with the teacher's
-    lines (with `dagger_all`: the latest walk's every position and, by `dagger_pool`, the earlier
-    corrections, no lines); each round's row appended to `rounds`; the losses."""
+    lines (unless `dagger_lines` is off; with `dagger_all`: the latest walk's every position and,
+    by `dagger_pool`, the earlier corrections, no lines); each round's row appended to `rounds`;
+    the losses."""
     from ttt_lab.train.dagger_tree import KeepBest
     from ttt_lab.train.teacher_data import teacher_lines
 
@@ -188,7 +189,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     losses: list[float] = []
     # the walk holds the optimal opponent's positions as the policy plays them; the teacher's lines
     # would pull its right replies to the teacher's tie-breaks
-    lines = [] if s.dagger_all else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
+    lines = [] if s.dagger_all or not s.dagger_lines else [encode(tokenizer, r.messages) for r in teacher_lines(cfg)]
     pool: list[Encoded] = []
     fixes: list[Encoded] = []
     keep = KeepBest(model, s.dagger_tree and s.dagger_keep_best)
