@@ -117,12 +117,12 @@ def policy_tree(policy: ReplyDistribution, cfg: Config, bound: OpponentDistribut
     return tree
 
 
-def walked_by(policy: ReplyDistribution, walker: ReplyDistribution, cfg: Config) -> None:
-    """Keep `policy`'s every-reply tree, expanded by `walker` (the same policy computed more cheaply,
-    e.g. through a bf16 copy of its weights) unless one is kept already."""
+def walked_by(policy: ReplyDistribution, walker: Callable[[], ReplyDistribution], cfg: Config) -> None:
+    """Keep `policy`'s every-reply tree, expanded by `walker()` (the same policy computed more
+    cheaply, e.g. through a bf16 copy of its weights) unless one is kept already."""
     key = shared_key(policy, cfg)
     if key is not None and key not in _trees:
-        _keep(key, expand_tree(walker, cfg.env, starts(cfg)))
+        _keep(key, expand_tree(walker(), cfg.env, starts(cfg)))
 
 
 def remember(policy: ReplyDistribution, cfg: Config, tree: Tree) -> None:

@@ -78,5 +78,5 @@ def greedy_walked(model, tokenizer, cfg: Config, bf16: bool):
                                                       batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
 
     policy = greedy(model, bf16)
-    walked_by(policy, greedy(*generation_model(model, bf16)), cfg)
+    walked_by(policy, lambda: greedy(*generation_model(model, bf16)), cfg)
     return policy

@@ -109,7 +109,9 @@ class GameTrainer(GRPOTrainer):
                                            compute_entropy=False, compute_aux_loss=False, **extra):
         simple = not compute_aux_loss and all(v is None for v in extra.values()) and not self.args.cast_lm_head_to_fp32
         scored = self._scored if simple and self._scored is not None else None
-        if scored is not None and scored.shape != (input_ids.size(0), logits_to_keep):
+        # DDP averages gradients only through its wrapper's forward: the decoder is not called apart
+        wrapped = isinstance(model, torch.nn.parallel.DistributedDataParallel)
+        if scored is not None and (wrapped or scored.shape != (input_ids.size(0), logits_to_keep)):
             scored = None
         if not simple or (scored is None and self.model.config.get_text_config().vocab_size > PLAIN_HEAD_VOCAB):
             return super()._get_per_token_logps_and_entropies(
