@@ -112,26 +112,33 @@ def test_a_regrouped_update_is_the_update_trl_would_make(sft_run: tuple[Path, di
         assert abs(grouped[key] - plain[key]) <= max(10 * spread, floor), (key, grouped[key], plain[key], spread)
 
 
-@pytest.mark.parametrize("temperature", [1.0, 0.7])
-def test_the_plain_head_scores_as_trls_chunked_kernel_with_the_same_gradients(tiny_checkpoint: Path,
-                                                                              temperature: float) -> None:
-    """`plain_logps` against TRL's own fused LM head, called as `GRPOTrainer` calls it: log-probs,
-    entropies and the gradient of a loss on them, with left-padded prompts and right-padded games."""
+def model_and_fused(checkpoint: Path, temperature: float, *, seed: int, width: int):
+    """The tiny model with large random weights, a copy with TRL's fused LM head, and 4 rows of
+    random tokens with left- and right-padding."""
     import copy
 
     from transformers import AutoModelForCausalLM
     from trl.trainer.utils import add_fused_lm_head
 
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_pretrained(checkpoint)
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0, 0.3)
     fused = copy.deepcopy(model)
     add_fused_lm_head(fused, temperature=temperature, outputs=("log_probs", "entropy"))
-    ids = torch.randint(3, model.config.vocab_size, (4, 13))
+    ids = torch.randint(3, model.config.vocab_size, (4, width))
     mask = torch.ones_like(ids)
     mask[0, :3], mask[1, -4:], mask[2, :1] = 0, 0, 0
+    return model, fused, ids, mask
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_the_plain_head_scores_as_trls_chunked_kernel_with_the_same_gradients(tiny_checkpoint: Path,
+                                                                              temperature: float) -> None:
+    """`plain_logps` against TRL's own fused LM head, called as `GRPOTrainer` calls it: log-probs,
+    entropies and the gradient of a loss on them, with left-padded prompts and right-padded games."""
+    model, fused, ids, mask = model_and_fused(tiny_checkpoint, temperature, seed=0, width=13)
     keep = 9
     logps, ent = trainer.plain_logps(model, ids, mask, keep, temperature, entropy=True)
     labels = ids.masked_fill(mask == 0, -100)
@@ -153,21 +160,7 @@ def test_the_head_at_the_models_tokens_scores_them_as_trls_kernel_with_the_same_
     """`scored_logps` against TRL's fused LM head, called as `GRPOTrainer` calls it: at the scored
     positions (the model's tokens; the environment's and the padding are not) the same log-probs
     and entropies, 0 elsewhere, and the same gradient of a loss masked as TRL masks it."""
-    import copy
-
-    from transformers import AutoModelForCausalLM
-    from trl.trainer.utils import add_fused_lm_head
-
-    torch.manual_seed(1)
-    model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0, 0.3)
-    fused = copy.deepcopy(model)
-    add_fused_lm_head(fused, temperature=temperature, outputs=("log_probs", "entropy"))
-    ids = torch.randint(3, model.config.vocab_size, (4, 15))
-    mask = torch.ones_like(ids)
-    mask[0, :3], mask[1, -4:], mask[2, :1] = 0, 0, 0
+    model, fused, ids, mask = model_and_fused(tiny_checkpoint, temperature, seed=1, width=15)
     keep = 10
     scored = (torch.rand(4, keep) < 0.4).long()
     scored[3] = 0  # a row with nothing of the model's
