@@ -112,20 +112,15 @@ def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
     from ttt_lab.env.exploit import exploitability, invalid_lines, position_reach
     from ttt_lab.evaluation.suite import entries
     from ttt_lab.evaluation.trees import opponent_distribution, remember, starts, suite_bound
-    from ttt_lab.players.distributions import GreedyDistribution
-    from ttt_lab.players.hf import HFPlayer
+    from ttt_lab.train.evaluate import greedy_policy
 
     was_training = model.training
     release_memory()
     try:
-        def greedy(weights, cast: bool) -> GreedyDistribution:
-            return GreedyDistribution(HFPlayer.from_model(weights, tokenizer, device=cfg.model.device,
-                                                          max_new_tokens=cfg.player.max_new_tokens,
-                                                          batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
-
-        policy = Asked(greedy(*generation_model(model, bf16)))
+        walker, cast = generation_model(model, bf16)
+        policy = Asked(greedy_policy(walker, tokenizer, cfg, bf16=cast))
         tree = expand_tree(policy, cfg.env, starts(cfg))
-        remember(greedy(model, bf16), cfg, tree)  # under the training's weights, not the walk's copy
+        remember(greedy_policy(model, tokenizer, cfg, bf16=bf16), cfg, tree)  # under the training's weights
     finally:
         model.train(was_training)
     vs_random = evaluate_tree(tree, opponent_distribution(SuiteEntry("random", opponent="random")))

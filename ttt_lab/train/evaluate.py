@@ -69,14 +69,22 @@ def greedy_walked(model, tokenizer, cfg: Config, bf16: bool):
     bf16: through a bf16 copy of the weights, as rollouts are) and kept under `model`'s own weights."""
     from ttt_lab.engine.rollout import generation_model
     from ttt_lab.evaluation.trees import walked_by
+
+    def walker():
+        weights, cast = generation_model(model, bf16)
+        return greedy_policy(weights, tokenizer, cfg, bf16=cast)
+
+    policy = greedy_policy(model, tokenizer, cfg, bf16=bf16)
+    walked_by(policy, walker, cfg)
+    return policy
+
+
+def greedy_policy(weights, tokenizer, cfg: Config, *, bf16: bool = False):
+    """The greedy reply distribution of the model `weights` (under bf16 autocast with `bf16`), as
+    the training's walks ask it: the evaluation's batch size, the player's reply length."""
     from ttt_lab.players.distributions import GreedyDistribution
     from ttt_lab.players.hf import HFPlayer
 
-    def greedy(weights, cast: bool) -> GreedyDistribution:
-        return GreedyDistribution(HFPlayer.from_model(weights, tokenizer, device=cfg.model.device,
-                                                      max_new_tokens=cfg.player.max_new_tokens,
-                                                      batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=cast))
-
-    policy = greedy(model, bf16)
-    walked_by(policy, lambda: greedy(*generation_model(model, bf16)), cfg)
-    return policy
+    return GreedyDistribution(HFPlayer.from_model(weights, tokenizer, device=cfg.model.device,
+                                                  max_new_tokens=cfg.player.max_new_tokens,
+                                                  batch_size=cfg.eval.batch_size, seed=cfg.seed, bf16=bf16))
