@@ -108,6 +108,11 @@ class SftConfig:
     """A round's passes also go over the teacher's lines against the optimal opponent (not with
     `dagger_all`); false: the corrections alone, the passes cheaper by the lines' tokens, the lines'
     positions held by the next walk's corrections instead."""
+    dagger_below_mistakes: bool = True
+    """A walk's mistakes below another of its mistakes (reached only through a reply it relabels)
+    are relabelled too; false: each line's first mistake only. Once that reply changes the policy
+    no longer reaches the positions below it, so their corrections cost a pass's tokens for
+    positions no opponent meets, and the next walk finds what the new reply leads to."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes

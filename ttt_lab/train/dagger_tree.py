@@ -56,10 +56,24 @@ def examples(positions: Iterable[tuple[Sequence[dict[str, str]], int, int | None
             wrong.append((messages, state))
         elif cfg.train.sft.dagger_all:
             kept.append(corrected(messages, state, tokenizer, player, cell))
-    copies = reach_copies([state for _, state in wrong], reach, cfg.train.sft.dagger_reach_cap)
-    fixed = [e for (messages, state), k in zip(wrong, copies, strict=True)
+    trained = wrong if cfg.train.sft.dagger_below_mistakes else first_mistakes(wrong)
+    copies = reach_copies([state for _, state in trained], reach, cfg.train.sft.dagger_reach_cap)
+    fixed = [e for (messages, state), k in zip(trained, copies, strict=True)
              for e in [corrected(messages, state, tokenizer, player)] * k]
     return fixed + kept, len(fixed), len(wrong)
+
+
+def first_mistakes(wrong: Sequence[tuple[Sequence[dict[str, str]], int]]) -> list[tuple[Sequence[dict[str, str]], int]]:
+    """The mistakes whose conversation passes through no other of `wrong`'s: once a line's first
+    mistake is relabelled the policy no longer reaches the positions below it, so their
+    corrections would train on positions no opponent meets (the next walk finds what the new
+    reply leads to)."""
+    def contents(messages: Sequence[dict[str, str]]) -> tuple[str, ...]:
+        return tuple(m["content"] for m in messages)
+
+    asked = {contents(messages) for messages, _ in wrong}
+    return [(messages, state) for messages, state in wrong
+            if not any(m["role"] == "assistant" and contents(messages[:k]) in asked for k, m in enumerate(messages))]
 
 
 def reach_copies(states: Sequence[int], reach: Mapping[int, float] | None, cap: int) -> list[int]:
