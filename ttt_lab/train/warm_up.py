@@ -208,7 +208,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             pool = earlier + new * s.dagger_mistake_weight
         fixes += wrong if s.dagger_all else new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
-        LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies relabelled "
+        LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies wrong "
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
