@@ -68,12 +68,10 @@ def first_mistakes(wrong: Sequence[tuple[Sequence[dict[str, str]], int]]) -> lis
     mistake is relabelled the policy no longer reaches the positions below it, so their
     corrections would train on positions no opponent meets (the next walk finds what the new
     reply leads to)."""
-    def contents(messages: Sequence[dict[str, str]]) -> tuple[str, ...]:
-        return tuple(m["content"] for m in messages)
-
-    asked = {contents(messages) for messages, _ in wrong}
-    return [(messages, state) for messages, state in wrong
-            if not any(m["role"] == "assistant" and contents(messages[:k]) in asked for k, m in enumerate(messages))]
+    keys = [tuple(m["content"] for m in messages) for messages, _ in wrong]
+    asked = set(keys)
+    return [(messages, state) for (messages, state), key in zip(wrong, keys, strict=True)
+            if not any(m["role"] == "assistant" and key[:k] in asked for k, m in enumerate(messages))]
 
 
 def reach_copies(states: Sequence[int], reach: Mapping[int, float] | None, cap: int) -> list[int]:
