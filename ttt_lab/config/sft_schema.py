@@ -113,6 +113,12 @@ class SftConfig:
     are relabelled too; false: each line's first mistake only. Once that reply changes the policy
     no longer reaches the positions below it, so their corrections cost a pass's tokens for
     positions no opponent meets, and the next walk finds what the new reply leads to."""
+    dagger_frozen_context: bool = False
+    """A round's passes compute each correction's context (the conversation before the exchange
+    that ends in the trained reply) without gradient, once per shared prefix, and backpropagate
+    through that exchange only (train/sft_context.py): the same loss, a gradient without the terms
+    through the context's keys and values, a correction's pass about half the cost. The teacher's
+    lines (a loss on every reply) pass whole."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
@@ -169,6 +175,10 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
     check_one_of("train.sft.dagger_mistakes", s.dagger_mistakes, DAGGER_MISTAKES)
     check_one_of("train.sft.dagger_pool", s.dagger_pool, DAGGER_POOLS)
+    if s.dagger_frozen_context and s.pack_tokens and (s.dagger_order or s.order) == "prefix":
+        raise InvalidSetting("train.sft.dagger_frozen_context", s.dagger_frozen_context,
+                             "false while DAgger's passes are packed into prefix tries (train.sft.pack_tokens with "
+                             "train.sft.dagger_order=prefix): a trie computes every token with gradient")
     if s.dagger_reach_cap > 1 and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
                              "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")

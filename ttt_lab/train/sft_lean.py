@@ -41,6 +41,7 @@ def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] |
         return Encoded(ids, list(ids))
     enc = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
     ids, mask = list(enc["input_ids"]), list(enc["assistant_masks"])
+    turns = list(mask)
     if train_on is not None:
         span, inside = -1, False
         for i, m in enumerate(mask):
@@ -51,7 +52,13 @@ def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] |
                 mask[i] = 0
         if span + 1 != len(train_on):
             raise ValueError(f"{len(train_on)} flags for {span + 1} assistant turns")
-    return Encoded(ids, [t if m else IGNORE for t, m in zip(ids, mask, strict=True)])
+    return Encoded(ids, [t if m else IGNORE for t, m in zip(ids, mask, strict=True)], _context(turns, mask))
+
+
+def _context(assistant: Sequence[int], trained: Sequence[int]) -> int:
+    """The end of the last assistant turn before the first trained token (0: none)."""
+    first = next((i for i, m in enumerate(trained) if m), 0)
+    return next((i + 1 for i in range(first - 1, -1, -1) if assistant[i]), 0)
 
 
 def batch_tensors(items: Sequence[Encoded], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,6 +133,9 @@ class Schedule:
     """The peak rate of this call's steps; None: the loop's own."""
     order: str | None = None
     """How this call cuts its updates (random | prefix); None: the loop's own."""
+    frozen_context: bool = False
+    """This call's padded passes compute each example's context (`Encoded.context`) without
+    gradient (`sft_context`)."""
 
 
 class LeanSFT:
@@ -148,9 +158,10 @@ class LeanSFT:
         self.tokens = 0
         self.seconds = 0.0
 
-    def update(self, games: Sequence[Encoded], packed: bool = False) -> float:
-        """One optimizer step over `games` (in prefix tries when `packed` and `pack_tokens`); the mean
-        loss per loss-carrying token."""
+    def update(self, games: Sequence[Encoded], packed: bool = False, frozen_context: bool = False) -> float:
+        """One optimizer step over `games` (in prefix tries when `packed` and `pack_tokens`; padded,
+        their contexts without gradient when `frozen_context`); the mean loss per loss-carrying
+        token."""
         device = next(self.model.parameters()).device
         items = sum(g.items for g in games)
         if items == 0:
@@ -159,7 +170,7 @@ class LeanSFT:
         if packed and self.pack_tokens:
             total = self._packed(games, items, device)
         else:
-            total = self._padded(games, items, device)
+            total = self._padded(games, items, device, frozen_context)
         if self.max_grad_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.opt.step()
@@ -168,19 +179,39 @@ class LeanSFT:
         self.step += 1
         return total
 
-    def _padded(self, games: Sequence[Encoded], items: int, device) -> float:
-        """The update's games, sorted by length, in padded micro-batches; the loss."""
-        games = sorted(games, key=lambda g: len(g.ids))
+    def _padded(self, games: Sequence[Encoded], items: int, device, frozen_context: bool = False) -> float:
+        """The update's games, sorted by the length they compute with gradient, in padded
+        micro-batches; the loss."""
+        from ttt_lab.train import sft_context
+
+        games = sorted(games, key=lambda g: len(g.ids) - (g.context if frozen_context else 0))
         total = 0.0
-        for i in range(0, len(games), self.micro):
-            ids, labels = batch_tensors(games[i: i + self.micro], self.pad)
+        for chunk in self._chunks(games, frozen_context):
+            ids, labels = batch_tensors(chunk, self.pad)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
-                loss = loss_sum(self.model, ids.to(device), labels.to(device), head=self.head,
-                                share_prefix=self.share_prefix) / items
+                if frozen_context:
+                    loss = sft_context.loss_sum(self.model, chunk, self.pad) / items
+                else:
+                    loss = loss_sum(self.model, ids.to(device), labels.to(device), head=self.head,
+                                    share_prefix=self.share_prefix) / items
             loss.backward()
             total += float(loss.detach())
             self.tokens += int(ids.numel())
         return total
+
+    def _chunks(self, games: Sequence[Encoded], frozen_context: bool) -> list[Sequence[Encoded]]:
+        """Micro-batches of `micro_batch_size` games; with `frozen_context`, of as many as keep the
+        tokens computed with gradient within what `micro_batch_size` of the longest game hold."""
+        if not frozen_context:
+            return [games[i: i + self.micro] for i in range(0, len(games), self.micro)]
+        budget = self.micro * max(len(g.ids) for g in games)
+        out: list[Sequence[Encoded]] = []
+        start = 0
+        for i, g in enumerate(games):  # in order of the length with gradient: the last one is the widest
+            if i > start and (i + 1 - start) * (len(g.ids) - g.context) > budget:
+                out.append(games[start:i])
+                start = i
+        return [*out, games[start:]]
 
     def _packed(self, games: Sequence[Encoded], items: int, device) -> float:
         """The update's games as prefix tries (`sft_trie`), each trie's loss backpropagated; the loss."""
@@ -213,7 +244,8 @@ class LeanSFT:
         order = schedule.order or self.order
         for epoch in range(epochs):
             for update in self._updates(data, order):
-                loss = self.update([data[i] for i in update], packed=order == "prefix")
+                loss = self.update([data[i] for i in update], packed=order == "prefix",
+                                   frozen_context=schedule.frozen_context)
                 sched.step()
                 losses.append(loss)
                 if on_step:

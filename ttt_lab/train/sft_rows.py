@@ -15,6 +15,9 @@ class Encoded:
     ids: list[int]
     labels: list[int]
     """The token itself where it carries loss, else -100 (aligned with `ids`, not shifted)."""
+    context: int = 0
+    """Where the exchange of the first reply that carries loss begins (the end of the assistant
+    turn before it; 0 when none): the tokens before it are that reply's context."""
 
     @property
     def items(self) -> int:

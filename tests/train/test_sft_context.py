@@ -1,0 +1,145 @@
+"""Frozen contexts (`train.sft.dagger_frozen_context`): the examples' loss, and the gradient with
+the contexts' keys and values held fixed."""
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ttt_lab.train.sft_lean import IGNORE
+
+from .conftest import cfg_for
+from .test_sft_lean import games, two_layers  # noqa: F401
+from .test_sft_trie import positions
+
+
+def truncated_reference(model, e) -> torch.Tensor:
+    """One example through transformers' own model: its context under no_grad into a cache, then
+    the rest with gradient (full logits, no padding, no mask); the summed cross-entropy."""
+    ids = torch.tensor([e.ids])
+    labels = torch.tensor(e.labels[e.context + 1:])
+    cache = None
+    if e.context:
+        with torch.no_grad():
+            cache = model(input_ids=ids[:, : e.context], use_cache=True).past_key_values
+    logits = model(input_ids=ids[:, e.context:], cache=cache, use_cache=True).logits[0, :-1].float()
+    return F.cross_entropy(logits, labels, ignore_index=IGNORE, reduction="sum")
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_a_frozen_pass_has_the_loss_and_the_gradient_with_fixed_contexts(two_layers: Path,  # noqa: F811
+                                                                         tmp_path: Path, attention: str) -> None:
+    """Single-reply positions of every depth, a whole game (no context) and a repeated position in
+    one micro-batch: the summed loss equals the examples' full one, and every gradient equals the
+    one of each example computed apart with its context under no_grad. The truncation is real:
+    the full gradient differs."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import batch_tensors, encode, loss_sum
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, attn_implementation=attention, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 3)
+    items = [*positions(tok, records), encode(tok, records[0].messages)]
+    items.append(items[1])
+    assert len({e.context for e in items}) > 3 and min(e.context for e in items) == 0
+
+    def grads() -> list[torch.Tensor]:
+        out = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        return out
+
+    reference = sum(truncated_reference(model, e) for e in items)
+    reference.backward()
+    ref_grads = grads()
+    loss = sft_context.loss_sum(model, items, tok.pad_token_id or 0)
+    loss.backward()
+    assert float(loss.detach()) == pytest.approx(float(reference.detach()), rel=1e-7)
+    for g, r in zip(grads(), ref_grads, strict=True):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
+    full = sum(loss_sum(model, *batch_tensors([e], 0)) for e in items)
+    full.backward()
+    assert float(full) == pytest.approx(float(loss), rel=1e-7)
+    assert not all(torch.allclose(g, r, rtol=1e-3) for g, r in zip(grads(), ref_grads, strict=True))
+
+
+def test_the_context_ends_with_the_assistant_turn_before_the_first_trained_reply(two_layers: Path,  # noqa: F811
+                                                                                  tmp_path: Path) -> None:
+    """`Encoded.context`: the conversation up to the end of the reply before the first one that
+    carries loss: 0 when the first reply does, and the tokens of that earlier conversation (with
+    its reply) otherwise."""
+    from transformers import AutoTokenizer
+
+    from ttt_lab.train.sft_lean import encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    record = games(cfg_for(tmp_path), 1)[0]
+    turns = [i for i, m in enumerate(record.messages) if m["role"] == "assistant"]
+    assert encode(tok, record.messages).context == 0
+    for k in range(1, len(turns)):
+        e = encode(tok, record.messages[: turns[k] + 1], [False] * k + [True])
+        before = encode(tok, record.messages[: turns[k - 1] + 1])
+        assert e.ids[: e.context] == before.ids[: e.context]
+        assert tok.decode(e.ids[: e.context]).endswith(record.messages[turns[k - 1]]["content"] + "<|im_end|>")
+        assert record.messages[turns[k] - 1]["content"] in tok.decode(e.ids[e.context:])  # its user turn
+        assert all(x == IGNORE for x in e.labels[: e.context + 1])
+
+
+def test_the_loop_trains_on_frozen_contexts(two_layers: Path, tmp_path: Path) -> None:  # noqa: F811
+    """`Schedule.frozen_context` runs the updates through frozen contexts: the weights move, and
+    differently from the full gradient's."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import LeanSFT, Schedule
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    data = positions(tok, games(cfg_for(tmp_path), 2))
+    after = []
+    for frozen in (False, True):
+        model = AutoModelForCausalLM.from_pretrained(two_layers)
+        before = [p.detach().clone() for p in model.parameters()]
+        loop = LeanSFT(model, tok, learning_rate=1e-2, batch_size=4, micro_batch_size=2, bf16=False, seed=0)
+        loop.fit(data, 1, Schedule("constant", 0, frozen_context=frozen))
+        after.append([p.detach().clone() for p in model.parameters()])
+        assert not all(torch.equal(a, b) for a, b in zip(before, after[-1], strict=True))
+    assert not all(torch.allclose(a, b) for a, b in zip(*after, strict=True))
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_dagger_passes_freeze_contexts_and_the_epochs_do_not(tiny_checkpoint: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
+    """`train.sft.dagger_frozen_context`: the rounds' passes go through frozen contexts, the
+    warm-up's epochs (whole games) never do."""
+    from ttt_lab.train import sft_context, sft_lean
+    from ttt_lab.train.sft import run_sft
+
+    from .test_sft_lean import tree_dagger_cfg
+
+    real_fit, real_loss, fits, calls = sft_lean.LeanSFT.fit, sft_context.loss_sum, [], []
+
+    def fit(self, data, epochs, schedule, *a, **k):
+        fits.append(schedule.frozen_context)
+        return real_fit(self, data, epochs, schedule, *a, **k)
+
+    def loss_sum(model, items, pad):
+        calls.append(len(fits))
+        return real_loss(model, items, pad)
+
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    monkeypatch.setattr(sft_context, "loss_sum", loss_sum)
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
+                          f"train.sft.dagger_frozen_context={str(frozen).lower()}")
+    one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
+    assert one["pool"] > 0 and fits == [False, frozen]
+    assert (set(calls) == {2}) if frozen else not calls
+
+
+def test_frozen_contexts_refuse_packed_dagger_passes(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match="dagger_frozen_context"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.pack_tokens=1024", "train.sft.dagger_order=prefix",
+                "train.sft.dagger_frozen_context=true")
