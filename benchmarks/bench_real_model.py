@@ -185,6 +185,41 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     return rows
 
 
+def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, repeat: int = 1) -> list[dict]:
+    """Tokens/s of one update over `positions` single-reply positions (DAgger's form: the
+    conversation up to a reply of the teacher's lines, the loss on that reply only, every depth
+    past the first reply), padded (today's DAgger pass) and with frozen contexts
+    (`train.sft.dagger_frozen_context`); wall seconds, as `warm_up_levers`."""
+    from ttt_lab.config.load import load
+    from ttt_lab.players.scripted import minimax_player
+    from ttt_lab.train.checkpoints import load_model
+    from ttt_lab.train.sft_lean import LeanSFT, encode
+    from ttt_lab.train.teacher import optimal_lines
+
+    cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
+    model, tok = load_model(str(path), cfg)
+    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    data = []
+    for r in lines[:: max(1, len(lines) // positions)]:
+        replies = [i for i, m in enumerate(r.messages) if m["role"] == "assistant"]
+        k = 1 + len(data) % max(1, len(replies) - 1)  # the depths in turn
+        data.append(encode(tok, r.messages[: replies[min(k, len(replies) - 1)] + 1],
+                           [False] * min(k, len(replies) - 1) + [True]))
+    data = data[:positions]
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=positions, micro_batch_size=4, bf16=bf16, seed=0)
+    rows = [{"lever": name, "loss": loop.update(data, frozen_context=frozen), "frozen": frozen, "wall": []}
+            for name, frozen in (("positions, padded micro 4", False), ("+ frozen contexts", True))]
+    for _ in range(repeat):
+        for row in rows:
+            w = time.perf_counter()
+            loop.update(data, frozen_context=row["frozen"])
+            row["wall"].append(time.perf_counter() - w)
+    for row in rows:
+        row["tok/s"] = sum(len(e.ids) for e in data) / statistics.median(row.pop("wall"))
+        print(row, flush=True)
+    return rows
+
+
 def walk_levers(path: Path, *, positions: int = 48, repeat: int = 1) -> list[dict]:
     """Seconds for the greedy replies to `positions` fresh conversations (the teacher's positions,
     each read whole, as a tree walk's first level; after an untimed call), through `GreedyReplies` as the DAgger walk
@@ -311,6 +346,12 @@ def main() -> None:
             for row in rows:
                 print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
                       f"{row['tok/cpu-s']:8.1f} tok/CPU-s {row['tok/cpu-s'] / rows[0]['tok/cpu-s']:5.2f}x  "
+                      f"loss {row['loss']:.6f}")
+        for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
+            rows = dagger_levers(path, bf16=bf16, repeat=args.lever_repeat)
+            print(f"\nDAgger pass levers ({'bf16 autocast' if bf16 else 'fp32'}, 16 positions an update)")
+            for row in rows:
+                print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
                       f"loss {row['loss']:.6f}")
         if native_bf16("cpu"):
             walk = walk_levers(path, repeat=args.lever_repeat)

@@ -143,3 +143,28 @@ def test_frozen_contexts_refuse_packed_dagger_passes(tmp_path: Path) -> None:
     with pytest.raises(InvalidSetting, match="dagger_frozen_context"):
         cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.pack_tokens=1024", "train.sft.dagger_order=prefix",
                 "train.sft.dagger_frozen_context=true")
+
+
+def test_shared_predictions_are_each_examples_own(two_layers: Path, tmp_path: Path) -> None:  # noqa: F811
+    """`predictions`: games, their single-reply positions, a repeated game and a game that is a
+    prefix of another, each computing only what it does not share with the one before: every
+    item's argmax tokens and targets are those of its own full forward."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 4)
+    whole = [encode(tok, r.messages) for r in records]
+    items = [*whole, *positions(tok, records[:2]), whole[0]]
+    assert any(a.ids[: len(b.ids)] == b.ids for a in items for b in items if a is not b)
+    read = sft_context.predictions(model, items)
+    for e, (pred, target) in zip(items, read, strict=True):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([e.ids])).logits[0, :-1]
+        labels = torch.tensor(e.labels[1:])
+        sel = labels != IGNORE
+        assert target == labels[sel].tolist() and len(target) == e.items
+        assert pred == logits[sel].argmax(-1).tolist()

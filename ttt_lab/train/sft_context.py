@@ -107,3 +107,31 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+def predictions(model, items: Sequence[Encoded]) -> list[tuple[list[int], list[int]]]:
+    """Each item's argmax next tokens and targets at its loss-carrying positions, without gradient:
+    the items in token order, each computing only the tokens past its common prefix with the one
+    before (whose keys, values and hidden states it reuses)."""
+    from transformers import DynamicCache
+
+    decoder, lm_head = parts(model)
+    device = next(model.parameters()).device
+    out: list[tuple[list[int], list[int]]] = [([], [])] * len(items)
+    last: Encoded | None = None
+    cache, hidden = None, torch.empty(0)
+    with torch.no_grad():
+        for i in sorted(range(len(items)), key=lambda i: items[i].ids):
+            e = items[i]
+            keep, start = 0, None
+            if last is not None and cache is not None:
+                keep = min(_common(last.ids, e.ids), len(e.ids) - 1)
+                start = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep])
+                                                     for lay in cache.layers], config=model.config) if keep else None
+            step = decoder(input_ids=torch.tensor([e.ids[keep:]], device=device), cache=start, use_cache=True)
+            hidden = torch.cat([hidden[:, :keep], step.last_hidden_state], dim=1) if keep else step.last_hidden_state
+            cache, last = step.past_key_values, e
+            target = torch.tensor(e.labels[1:], device=device)
+            sel = target != IGNORE
+            out[i] = (lm_head(hidden[0, :-1][sel]).argmax(-1).tolist(), target[sel].tolist())
+    return out

@@ -115,16 +115,6 @@ def loss_sum(model, ids: torch.Tensor, labels: torch.Tensor, *, head: str = "los
     return F.cross_entropy(logits, target[sel], reduction="sum")
 
 
-def predictions(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Argmax next tokens and the targets at every loss-carrying position (row-major order)."""
-    prefix = shared_prefix(ids, labels)
-    hidden = hidden_states(model, ids, prefix)
-    target = labels[:, prefix + 1:]
-    sel = target != IGNORE
-    _, lm_head = parts(model)
-    return lm_head(hidden[:, :-1][sel]).argmax(-1), target[sel]
-
-
 @dataclass
 class Schedule:
     name: str = "constant_with_warmup"
@@ -273,41 +263,37 @@ class LeanSFT:
 
 
 def accuracy(model, tokenizer, games: Sequence[Encoded], digits: dict[int, int],
-             optimal: Sequence[Sequence[set[int] | None]], *, bf16: bool, micro_batch_size: int = 8
-             ) -> dict[str, float]:
+             optimal: Sequence[Sequence[set[int] | None]], *, bf16: bool) -> dict[str, float]:
     """Teacher-forced accuracy over `games`' assistant turns: `reply`: every token of the reply
     argmax-right; `move`: the move digit right (the teacher's); `optimal`: the argmax digit is
     one of the value-keeping moves (`optimal[g][k]`, the cells of game g's k-th turn; None: a
-    turn not counted, e.g. a position already read). `digits`: token id -> cell."""
+    turn not counted, e.g. a position already read). `digits`: token id -> cell. The games'
+    shared openings are computed once (`sft_context.predictions`)."""
+    from ttt_lab.train import sft_context
+
     device = next(model.parameters()).device
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    right = move = keep = turns = 0
     was = model.training
     model.eval()
     try:
-        for i in range(0, len(games), micro_batch_size):
-            chunk = games[i: i + micro_batch_size]
-            ids, labels = batch_tensors(chunk, pad)
-            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                predicted, targeted = predictions(model, ids.to(device), labels.to(device))
-            pred: list[int] = predicted.tolist()
-            target: list[int] = targeted.tolist()
-            pos = 0
-            for g, e in zip(range(i, i + len(chunk)), chunk, strict=True):
-                for k, span in enumerate(_spans(e.labels)):
-                    p, t = pred[pos: pos + span], target[pos: pos + span]
-                    pos += span
-                    if optimal[g][k] is None:
-                        continue
-                    turns += 1
-                    right += p == t
-                    at = [j for j, x in enumerate(t) if x in digits]
-                    if at:
-                        j = at[0]
-                        move += p[j] == t[j]
-                        keep += digits.get(p[j], -1) in optimal[g][k]  # type: ignore[operator]
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            read = sft_context.predictions(model, games)
     finally:
         model.train(was)
+    right = move = keep = turns = 0
+    for g, (e, (pred, target)) in enumerate(zip(games, read, strict=True)):
+        pos = 0
+        for k, span in enumerate(_spans(e.labels)):
+            p, t = pred[pos: pos + span], target[pos: pos + span]
+            pos += span
+            if optimal[g][k] is None:
+                continue
+            turns += 1
+            right += p == t
+            at = [j for j, x in enumerate(t) if x in digits]
+            if at:
+                j = at[0]
+                move += p[j] == t[j]
+                keep += digits.get(p[j], -1) in optimal[g][k]  # type: ignore[operator]
     n = max(turns, 1)
     return {"turns": turns, "reply": right / n, "move": move / n, "optimal": keep / n}
 
