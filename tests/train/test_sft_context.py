@@ -58,12 +58,15 @@ def test_a_frozen_pass_has_the_loss_and_the_gradient_with_fixed_contexts(two_lay
     loss = sft_context.loss_sum(model, items, tok.pad_token_id or 0)
     loss.backward()
     assert float(loss.detach()) == pytest.approx(float(reference.detach()), rel=1e-7)
+    # Llama's RMSNorm computes in fp32 in an fp64 model: the two orders of computation agree to
+    # fp32 rounding, far inside the gap to the full gradient (asserted below)
     for g, r in zip(grads(), ref_grads, strict=True):
-        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-6)
     full = sum(loss_sum(model, *batch_tensors([e], 0)) for e in items)
     full.backward()
     assert float(full) == pytest.approx(float(loss), rel=1e-7)
-    assert not all(torch.allclose(g, r, rtol=1e-3) for g, r in zip(grads(), ref_grads, strict=True))
+    gap = max(float((g - r).abs().max() / r.abs().max()) for g, r in zip(grads(), ref_grads, strict=True))
+    assert gap > 1e-2
 
 
 def test_the_context_ends_with_the_assistant_turn_before_the_first_trained_reply(two_layers: Path,  # noqa: F811
