@@ -7,7 +7,8 @@ example's context runs once, without gradient (a forward costs about a third of 
 backward, and keeps no activations); the exchange that ends in the trained reply then runs with
 gradient, attending to the fixed keys and values. The loss is the same; the gradient drops the
 terms through the context's keys and values (truncated backpropagation, as Transformer-XL's
-memory). The contexts sit left-padded in one cache, so examples of any depth share a micro-batch.
+memory). The contexts sit right-aligned in one cache, so examples of any depth share a
+micro-batch.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
+from ttt_lab.train.sft_rows import IGNORE, Encoded, common_prefix, parts, wide
 
 
 def loss_sum(model, items: Sequence[Encoded], pad: int) -> torch.Tensor:
@@ -63,7 +64,7 @@ def _contexts(model, items: Sequence[Encoded]):
     with torch.no_grad():
         for i in sorted(range(len(items)), key=lambda i: items[i].ids[: items[i].context]):
             e = items[i]
-            keep = min(done, _common(last.ids, e.ids), e.context) if last is not None else 0
+            keep = min(done, common_prefix(last.ids, e.ids), e.context) if last is not None else 0
             cache = None
             if keep:
                 cache = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep])
@@ -99,16 +100,6 @@ def _mask(items: Sequence[Encoded], width: int, seg: int) -> torch.Tensor:
     return mask
 
 
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    """The length of the token prefix `a` and `b` share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def predictions(model, items: Sequence[Encoded]) -> list[tuple[list[int], list[int]]]:
     """Each item's argmax next tokens and targets at its loss-carrying positions, without gradient:
     the items in token order, each computing only the tokens past its common prefix with the one
@@ -125,7 +116,7 @@ def predictions(model, items: Sequence[Encoded]) -> list[tuple[list[int], list[i
             e = items[i]
             keep, start = 0, None
             if last is not None and cache is not None:
-                keep = min(_common(last.ids, e.ids), len(e.ids) - 1)
+                keep = min(common_prefix(last.ids, e.ids), len(e.ids) - 1)
                 start = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep])
                                                      for lay in cache.layers], config=model.config) if keep else None
             step = decoder(input_ids=torch.tensor([e.ids[keep:]], device=device), cache=start, use_cache=True)

@@ -262,7 +262,7 @@ class LeanSFT:
         return [runs[i] for i in torch.randperm(len(runs), generator=self.gen).tolist()]
 
 
-def accuracy(model, tokenizer, games: Sequence[Encoded], digits: dict[int, int],
+def accuracy(model, games: Sequence[Encoded], digits: dict[int, int],
              optimal: Sequence[Sequence[set[int] | None]], *, bf16: bool) -> dict[str, float]:
     """Teacher-forced accuracy over `games`' assistant turns: `reply`: every token of the reply
     argmax-right; `move`: the move digit right (the teacher's); `optimal`: the argmax digit is

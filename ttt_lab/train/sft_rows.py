@@ -1,8 +1,10 @@
 """What the lean SFT loop's passes share: an encoded example (its tokens and where the loss is),
-and the two halves of a causal LM they run (`sft_lean`'s padded rows, `sft_trie`'s tries)."""
+and the two halves of a causal LM they run (`sft_lean`'s padded rows, `sft_trie`'s tries,
+`sft_context`'s frozen contexts)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -35,4 +37,14 @@ def wide(logits: torch.Tensor) -> torch.Tensor:
     return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
-__all__ = ["IGNORE", "Encoded", "parts", "wide"]
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the token prefix `a` and `b` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+__all__ = ["IGNORE", "Encoded", "common_prefix", "parts", "wide"]

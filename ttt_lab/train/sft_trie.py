@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
+from ttt_lab.train.sft_rows import IGNORE, Encoded, common_prefix, parts, wide
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def pack(items: Sequence[Encoded], max_tokens: int) -> list[Trie]:
     groups: list[list[Encoded]] = []
     size = 0
     for k, e in enumerate(order):
-        new = len(e.ids) - (_common(order[k - 1].ids, e.ids) if k else 0)
+        new = len(e.ids) - (common_prefix(order[k - 1].ids, e.ids) if k else 0)
         if groups and size + new <= max_tokens:
             groups[-1].append(e)
             size += new
@@ -74,15 +74,6 @@ def pack(items: Sequence[Encoded], max_tokens: int) -> list[Trie]:
             groups.append([e])
             size = len(e.ids)
     return [build(g) for g in groups]
-
-
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def ancestors(trie: Trie) -> torch.Tensor:

@@ -57,8 +57,8 @@ class Diagnostic:
         self.games = [encode(tokenizer, r.messages) for r in games]
         self.digits = digit_tokens(tokenizer)
 
-    def __call__(self, model, tokenizer, bf16: bool) -> dict[str, float]:
-        return accuracy(model, tokenizer, self.games, self.digits, self.optimal, bf16=bf16)
+    def __call__(self, model, bf16: bool) -> dict[str, float]:
+        return accuracy(model, self.games, self.digits, self.optimal, bf16=bf16)
 
 
 def dagger_games(cfg: Config, round_: int) -> list:
@@ -111,7 +111,7 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
 
     def measure(label: str) -> None:
         t = time.perf_counter()
-        acc = diag(model, tokenizer, runtime.bf16)
+        acc = diag(model, runtime.bf16)
         curve.append({"after": label, "step": loop.step, "seconds": round(time.perf_counter() - start, 1),
                       "train_seconds": round(loop.seconds, 1), "tokens": loop.tokens,
                       "move": acc["move"], "optimal": acc["optimal"], "reply": acc["reply"]})
