@@ -13,7 +13,7 @@ micro-batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -49,35 +49,48 @@ def loss_sum(model, items: Sequence[Encoded], pad: int) -> torch.Tensor:
 
 
 def _contexts(model, items: Sequence[Encoded]):
-    """Every item's context computed without gradient, each shared token prefix once (the items
-    in token order, each continuing the keys and values of the one before up to their common
-    prefix), right-aligned in one cache `width` columns wide; None and 0 when no item has one."""
+    """Every item's context computed without gradient (`_in_token_order`), right-aligned in one
+    cache `width` columns wide; None and 0 when no item has one."""
     from transformers import DynamicCache
 
     width = max(e.context for e in items)
     if width == 0:
         return None, 0
-    decoder, _ = parts(model)
-    device = next(model.parameters()).device
     rows: list = [None] * len(items)
-    last, done, prev = None, 0, -1
     with torch.no_grad():
-        for i in sorted(range(len(items)), key=lambda i: items[i].ids[: items[i].context]):
-            e = items[i]
-            keep = min(done, common_prefix(last.ids, e.ids), e.context) if last is not None else 0
-            cache = None
-            if keep:
-                cache = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep])
-                                                     for lay in rows[prev].layers], config=model.config)
-            if e.context > keep:
-                cache = decoder(input_ids=torch.tensor([e.ids[keep:e.context]], device=device), cache=cache,
-                                use_cache=True).past_key_values
+        for i, cache, _ in _in_token_order(model, items, [e.context for e in items]):
             rows[i] = cache
-            if e.context:
-                last, done, prev = e, e.context, i
         layers = [tuple(_aligned([None if r is None else getattr(r.layers[k], part) for r in rows], width)
                         for part in ("keys", "values")) for k in range(model.config.num_hidden_layers)]
     return DynamicCache(ddp_cache_data=layers, config=model.config), width
+
+
+def _in_token_order(model, items: Sequence[Encoded], ends: Sequence[int], *, hidden: bool = False
+                    ) -> Iterator[tuple[int, object, torch.Tensor | None]]:
+    """For each item with `ends[i]` > 0, in token order: its index, the keys and values of its
+    first `ends[i]` tokens and (with `hidden`) their last hidden states. Each item computes only
+    the tokens past its common prefix with the item before, whose keys, values and hidden states
+    it continues."""
+    from transformers import DynamicCache
+
+    decoder, _ = parts(model)
+    device = next(model.parameters()).device
+    last: list[int] = []
+    cache, states = None, None
+    for i in sorted((i for i in range(len(items)) if ends[i]), key=lambda i: items[i].ids[: ends[i]]):
+        ids = items[i].ids[: ends[i]]
+        keep = common_prefix(last, ids)
+        start = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep]) for lay in cache.layers],
+                             config=model.config) if keep and cache is not None else None
+        states = states[:, :keep] if keep and states is not None else None
+        if len(ids) > keep:
+            step = decoder(input_ids=torch.tensor([ids[keep:]], device=device), cache=start, use_cache=True)
+            start = step.past_key_values
+            if hidden:
+                new = step.last_hidden_state
+                states = new if states is None else torch.cat([states, new], dim=1)
+        cache, last = start, ids
+        yield i, cache, states
 
 
 def _aligned(tensors: list[torch.Tensor | None], width: int) -> torch.Tensor:
@@ -101,28 +114,14 @@ def _mask(items: Sequence[Encoded], width: int, seg: int) -> torch.Tensor:
 
 
 def predictions(model, items: Sequence[Encoded]) -> list[tuple[list[int], list[int]]]:
-    """Each item's argmax next tokens and targets at its loss-carrying positions, without gradient:
-    the items in token order, each computing only the tokens past its common prefix with the one
-    before (whose keys, values and hidden states it reuses)."""
-    from transformers import DynamicCache
-
-    decoder, lm_head = parts(model)
-    device = next(model.parameters()).device
+    """Each item's argmax next tokens and targets at its loss-carrying positions, without gradient,
+    each shared token prefix computed once (`_in_token_order`)."""
+    _, lm_head = parts(model)
     out: list[tuple[list[int], list[int]]] = [([], [])] * len(items)
-    last: Encoded | None = None
-    cache, hidden = None, torch.empty(0)
     with torch.no_grad():
-        for i in sorted(range(len(items)), key=lambda i: items[i].ids):
-            e = items[i]
-            keep, start = 0, None
-            if last is not None and cache is not None:
-                keep = min(common_prefix(last.ids, e.ids), len(e.ids) - 1)
-                start = DynamicCache(ddp_cache_data=[(lay.keys[:, :, :keep], lay.values[:, :, :keep])
-                                                     for lay in cache.layers], config=model.config) if keep else None
-            step = decoder(input_ids=torch.tensor([e.ids[keep:]], device=device), cache=start, use_cache=True)
-            hidden = torch.cat([hidden[:, :keep], step.last_hidden_state], dim=1) if keep else step.last_hidden_state
-            cache, last = step.past_key_values, e
-            target = torch.tensor(e.labels[1:], device=device)
+        for i, _, states in _in_token_order(model, items, [len(e.ids) for e in items], hidden=True):
+            assert states is not None
+            target = torch.tensor(items[i].labels[1:], device=states.device)
             sel = target != IGNORE
-            out[i] = (lm_head(hidden[0, :-1][sel]).argmax(-1).tolist(), target[sel].tolist())
+            out[i] = (lm_head(states[0, :-1][sel]).argmax(-1).tolist(), target[sel].tolist())
     return out

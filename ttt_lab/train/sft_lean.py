@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ttt_lab.train import sft_context
 from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
 
 
@@ -172,21 +173,19 @@ class LeanSFT:
     def _padded(self, games: Sequence[Encoded], items: int, device, frozen_context: bool = False) -> float:
         """The update's games, sorted by the length they compute with gradient, in padded
         micro-batches; the loss."""
-        from ttt_lab.train import sft_context
-
         games = sorted(games, key=lambda g: len(g.ids) - (g.context if frozen_context else 0))
         total = 0.0
         for chunk in self._chunks(games, frozen_context):
-            ids, labels = batch_tensors(chunk, self.pad)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 if frozen_context:
                     loss = sft_context.loss_sum(self.model, chunk, self.pad) / items
                 else:
+                    ids, labels = batch_tensors(chunk, self.pad)
                     loss = loss_sum(self.model, ids.to(device), labels.to(device), head=self.head,
                                     share_prefix=self.share_prefix) / items
             loss.backward()
             total += float(loss.detach())
-            self.tokens += int(ids.numel())
+            self.tokens += len(chunk) * max(len(g.ids) for g in chunk)  # the padded rows' tokens
         return total
 
     def _chunks(self, games: Sequence[Encoded], frozen_context: bool) -> list[Sequence[Encoded]]:
@@ -269,8 +268,6 @@ def accuracy(model, games: Sequence[Encoded], digits: dict[int, int],
     one of the value-keeping moves (`optimal[g][k]`, the cells of game g's k-th turn; None: a
     turn not counted, e.g. a position already read). `digits`: token id -> cell. The games'
     shared openings are computed once (`sft_context.predictions`)."""
-    from ttt_lab.train import sft_context
-
     device = next(model.parameters()).device
     was = model.training
     model.eval()
