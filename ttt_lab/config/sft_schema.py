@@ -117,8 +117,8 @@ class SftConfig:
     """A round's passes compute each correction's context (the conversation before the exchange
     that ends in the trained reply) without gradient, once per shared prefix, and backpropagate
     through that exchange only (train/sft_context.py): the same loss, a gradient without the terms
-    through the context's keys and values, a correction's pass about half the cost. The teacher's
-    lines (a loss on every reply) pass whole."""
+    through the context's keys and values, a correction's pass cheaper (docs/benchmarks.md, "Frozen
+    contexts"). The teacher's lines (a loss on every reply) pass whole."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes

@@ -3,9 +3,9 @@ trained reply, its context computed without gradient.
 
 DAgger's example is a whole conversation with the loss on its last reply only; the turns before
 (`Encoded.context` tokens, most of the example) matter through their keys and values. Here each
-example's context runs once, without gradient (a forward costs about a third of a forward and
-backward, and keeps no activations); the exchange that ends in the trained reply then runs with
-gradient, attending to the fixed keys and values. The loss is the same; the gradient drops the
+example's context runs once, without gradient (a forward alone, keeping no activations); the
+exchange that ends in the trained reply then runs with gradient, attending to the fixed keys and
+values. The loss is the same; the gradient drops the
 terms through the context's keys and values (truncated backpropagation, as Transformer-XL's
 memory). The contexts sit right-aligned in one cache, so examples of any depth share a
 micro-batch.
