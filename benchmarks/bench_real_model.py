@@ -188,8 +188,9 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
 def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, repeat: int = 1) -> list[dict]:
     """Tokens/s of one update over `positions` single-reply positions (DAgger's form: the
     conversation up to a reply of the teacher's lines, the loss on that reply only, every depth
-    past the first reply), padded (today's DAgger pass) and with frozen contexts
-    (`train.sft.dagger_frozen_context`); wall seconds, as `warm_up_levers`."""
+    past the first reply), padded (today's DAgger pass), with frozen contexts
+    (`train.sft.dagger_frozen_context`) and frozen prompts too (`train.sft.dagger_frozen_prompt`);
+    wall seconds, as `warm_up_levers`."""
     from ttt_lab.config.load import load
     from ttt_lab.players.scripted import minimax_player
     from ttt_lab.train.checkpoints import load_model
@@ -207,12 +208,14 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, repeat: int = 
                            [False] * min(k, len(replies) - 1) + [True]))
     data = data[:positions]
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=positions, micro_batch_size=4, bf16=bf16, seed=0)
-    rows = [{"lever": name, "loss": loop.update(data, frozen_context=frozen), "frozen": frozen, "wall": []}
-            for name, frozen in (("positions, padded micro 4", False), ("+ frozen contexts", True))]
+    levers = (("positions, padded micro 4", False, False), ("+ frozen contexts", True, False),
+              ("+ frozen prompts", True, True))
+    rows = [{"lever": name, "loss": loop.update(data, frozen_context=frozen, frozen_prompt=prompt), "frozen": frozen,
+             "prompt": prompt, "wall": []} for name, frozen, prompt in levers]
     for _ in range(repeat):
         for row in rows:
             w = time.perf_counter()
-            loop.update(data, frozen_context=row["frozen"])
+            loop.update(data, frozen_context=row["frozen"], frozen_prompt=row["prompt"])
             row["wall"].append(time.perf_counter() - w)
     for row in rows:
         row["tok/s"] = sum(len(e.ids) for e in data) / statistics.median(row.pop("wall"))

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ttt_lab.train.sft_lean import IGNORE
 
@@ -28,13 +30,14 @@ def truncated_reference(model, e) -> torch.Tensor:
 
 
 @pytest.mark.numerics
-@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@pytest.mark.parametrize(("attention", "prompt"), [("sdpa", False), ("eager", False), ("sdpa", True)])
 def test_a_frozen_pass_has_the_loss_and_the_gradient_with_fixed_contexts(two_layers: Path,  # noqa: F811
-                                                                         tmp_path: Path, attention: str) -> None:
+                                                                         tmp_path: Path, attention: str,
+                                                                         prompt: bool) -> None:
     """Single-reply positions of every depth, a whole game (no context) and a repeated position in
     one micro-batch: the summed loss equals the examples' full one, and every gradient equals the
     one of each example computed apart with its context under no_grad. The truncation is real:
-    the full gradient differs."""
+    the full gradient differs. With `prompt` the contexts reach each reply (`reply_only`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ttt_lab.train import sft_context
@@ -45,6 +48,8 @@ def test_a_frozen_pass_has_the_loss_and_the_gradient_with_fixed_contexts(two_lay
     records = games(cfg_for(tmp_path), 3)
     items = [*positions(tok, records), encode(tok, records[0].messages)]
     items.append(items[1])
+    if prompt:
+        items = [sft_context.reply_only(e) for e in items]
     assert len({e.context for e in items}) > 3 and min(e.context for e in items) == 0
 
     def grads() -> list[torch.Tensor]:
@@ -91,9 +96,28 @@ def test_the_context_ends_with_the_assistant_turn_before_the_first_trained_reply
         assert all(x == IGNORE for x in e.labels[: e.context + 1])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=8))
+def test_a_reply_only_context_keeps_every_loss_token_past_it(runs: list[tuple[int, bool]]) -> None:
+    """`reply_only`: runs of tokens, some carrying loss. One run of loss: the context ends at the
+    token that predicts its first token (no earlier than the example's own). Several runs (a line)
+    or none: the example unchanged. Either way no loss-carrying token falls inside the context."""
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_rows import Encoded
+
+    labels = [-100] + [7 if loss else IGNORE for n, loss in runs for _ in range(n)]
+    trained = [i for i, t in enumerate(labels) if t != IGNORE]
+    e = Encoded(list(range(len(labels))), labels, context=min(trained[:1] or [1]) - 1)
+    out = sft_context.reply_only(e)
+    assert all(t == IGNORE for t in out.labels[: out.context + 1])
+    assert out.ids == e.ids and out.labels == e.labels and out.context >= e.context
+    one_run = bool(trained) and trained[-1] - trained[0] + 1 == len(trained)
+    assert out.context == (trained[0] - 1 if one_run else e.context)
+
+
 def test_the_loop_trains_on_frozen_contexts(two_layers: Path, tmp_path: Path) -> None:  # noqa: F811
-    """`Schedule.frozen_context` runs the updates through frozen contexts: the weights move, and
-    differently from the full gradient's."""
+    """`Schedule.frozen_context` runs the updates through frozen contexts (and `frozen_prompt`
+    through frozen prompts): the weights move, each way differently."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ttt_lab.train.sft_lean import LeanSFT, Schedule
@@ -101,43 +125,61 @@ def test_the_loop_trains_on_frozen_contexts(two_layers: Path, tmp_path: Path) ->
     tok = AutoTokenizer.from_pretrained(two_layers)
     data = positions(tok, games(cfg_for(tmp_path), 2))
     after = []
-    for frozen in (False, True):
+    for frozen, prompt in ((False, False), (True, False), (True, True)):
         model = AutoModelForCausalLM.from_pretrained(two_layers)
         before = [p.detach().clone() for p in model.parameters()]
         loop = LeanSFT(model, tok, learning_rate=1e-2, batch_size=4, micro_batch_size=2, bf16=False, seed=0)
-        loop.fit(data, 1, Schedule("constant", 0, frozen_context=frozen))
+        loop.fit(data, 1, Schedule("constant", 0, frozen_context=frozen, frozen_prompt=prompt))
         after.append([p.detach().clone() for p in model.parameters()])
         assert not all(torch.equal(a, b) for a, b in zip(before, after[-1], strict=True))
-    assert not all(torch.allclose(a, b) for a, b in zip(*after, strict=True))
+    for i, j in ((0, 1), (1, 2), (0, 2)):
+        assert not all(torch.allclose(a, b) for a, b in zip(after[i], after[j], strict=True))
 
 
-@pytest.mark.parametrize("frozen", [True, False])
+@pytest.mark.parametrize(("frozen", "prompt"), [(True, False), (True, True), (False, False)])
 def test_dagger_passes_freeze_contexts_and_the_epochs_do_not(tiny_checkpoint: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
-    """`train.sft.dagger_frozen_context`: the rounds' passes go through frozen contexts, the
-    warm-up's epochs (whole games) never do."""
+                                                             monkeypatch: pytest.MonkeyPatch, frozen: bool,
+                                                             prompt: bool) -> None:
+    """`train.sft.dagger_frozen_context` (and `dagger_frozen_prompt`): the rounds' passes go
+    through frozen contexts (up to each correction's reply), the warm-up's epochs (whole games)
+    never do."""
     from ttt_lab.train import sft_context, sft_lean
     from ttt_lab.train.sft import run_sft
 
     from .test_sft_lean import tree_dagger_cfg
 
-    real_fit, real_loss, fits, calls = sft_lean.LeanSFT.fit, sft_context.loss_sum, [], []
+    real_fit, real_loss, fits, calls, at_reply = sft_lean.LeanSFT.fit, sft_context.loss_sum, [], [], set()
 
     def fit(self, data, epochs, schedule, *a, **k):
-        fits.append(schedule.frozen_context)
+        fits.append((schedule.frozen_context, schedule.frozen_prompt))
         return real_fit(self, data, epochs, schedule, *a, **k)
 
     def loss_sum(model, items, pad):
         calls.append(len(fits))
+        for e in items:  # a correction (one reply carries loss): does its context reach the reply?
+            trained = [i for i, t in enumerate(e.labels) if t != IGNORE]
+            if trained[-1] - trained[0] + 1 == len(trained):
+                at_reply.add(e.context == trained[0] - 1)
         return real_loss(model, items, pad)
 
     monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
     monkeypatch.setattr(sft_context, "loss_sum", loss_sum)
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
-                          f"train.sft.dagger_frozen_context={str(frozen).lower()}")
+                          f"train.sft.dagger_frozen_context={str(frozen).lower()}",
+                          f"train.sft.dagger_frozen_prompt={str(prompt).lower()}")
     one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
-    assert one["pool"] > 0 and fits == [False, frozen]
+    assert one["pool"] > 0 and fits == [(False, False), (frozen, prompt)]
     assert (set(calls) == {2}) if frozen else not calls
+    assert at_reply == ({prompt} if frozen else set())
+
+
+def test_frozen_prompts_need_frozen_contexts(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=r"dagger_frozen_prompt.*dagger_frozen_context=true"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_frozen_prompt=true")
+    cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_frozen_context=true",
+            "train.sft.dagger_frozen_prompt=true")
 
 
 def test_frozen_contexts_refuse_packed_dagger_passes(tmp_path: Path) -> None:

@@ -119,6 +119,11 @@ class SftConfig:
     through that exchange only (train/sft_context.py): the same loss, a gradient without the terms
     through the context's keys and values, a correction's pass cheaper (docs/benchmarks.md, "Frozen
     contexts"). The teacher's lines (a loss on every reply) pass whole."""
+    dagger_frozen_prompt: bool = False
+    """With `dagger_frozen_context`: a correction's context also holds its prompt (the user's turn
+    that shows the board, and the assistant's header), so only the positions that predict the
+    trained reply carry gradient: the same loss, a cheaper pass, a shorter truncation than the
+    turn's (docs/benchmarks.md, "Frozen prompts")."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
@@ -179,6 +184,10 @@ def validate_sft(s: SftConfig) -> None:
         raise InvalidSetting("train.sft.dagger_frozen_context", s.dagger_frozen_context,
                              "false while DAgger's passes are packed into prefix tries (train.sft.pack_tokens with "
                              "train.sft.dagger_order=prefix): a trie computes every token with gradient")
+    if s.dagger_frozen_prompt and not s.dagger_frozen_context:
+        raise InvalidSetting("train.sft.dagger_frozen_prompt", s.dagger_frozen_prompt,
+                             "false unless train.sft.dagger_frozen_context=true (the prompt is frozen with the "
+                             "context before it)")
     if s.dagger_reach_cap > 1 and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_reach_cap", s.dagger_reach_cap,
                              "1 unless train.sft.dagger_tree=true (the reach is read off the whole-tree walk)")

@@ -14,6 +14,7 @@ micro-batch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -46,6 +47,16 @@ def loss_sum(model, items: Sequence[Encoded], pad: int) -> torch.Tensor:
     sel = target != IGNORE
     logits = wide(lm_head(hidden[:, :-1][sel]))
     return F.cross_entropy(logits, target[sel], reduction="sum")
+
+
+def reply_only(e: Encoded) -> Encoded:
+    """`e` with its context reaching the token that predicts its trained reply, where its loss is
+    one reply's (one run of loss-carrying tokens); else `e` (a line passes whole). Only the
+    positions that predict the reply keep gradient; the loss is the same."""
+    trained = [i for i, t in enumerate(e.labels) if t != IGNORE]
+    if not trained or trained[0] < 1 or trained[-1] - trained[0] + 1 != len(trained):
+        return e
+    return replace(e, context=max(e.context, trained[0] - 1))
 
 
 def _contexts(model, items: Sequence[Encoded]):

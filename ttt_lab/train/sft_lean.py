@@ -127,6 +127,9 @@ class Schedule:
     frozen_context: bool = False
     """This call's padded passes compute each example's context (`Encoded.context`) without
     gradient (`sft_context`)."""
+    frozen_prompt: bool = False
+    """With `frozen_context`, a single-reply example's context reaches its reply
+    (`sft_context.reply_only`)."""
 
 
 class LeanSFT:
@@ -149,10 +152,11 @@ class LeanSFT:
         self.tokens = 0
         self.seconds = 0.0
 
-    def update(self, games: Sequence[Encoded], packed: bool = False, frozen_context: bool = False) -> float:
+    def update(self, games: Sequence[Encoded], packed: bool = False, frozen_context: bool = False,
+               frozen_prompt: bool = False) -> float:
         """One optimizer step over `games` (in prefix tries when `packed` and `pack_tokens`; padded,
-        their contexts without gradient when `frozen_context`); the mean loss per loss-carrying
-        token."""
+        their contexts without gradient when `frozen_context`, up to the reply when also
+        `frozen_prompt`); the mean loss per loss-carrying token."""
         device = next(self.model.parameters()).device
         items = sum(g.items for g in games)
         if items == 0:
@@ -161,6 +165,8 @@ class LeanSFT:
         if packed and self.pack_tokens:
             total = self._packed(games, items, device)
         else:
+            if frozen_context and frozen_prompt:
+                games = [sft_context.reply_only(g) for g in games]
             total = self._padded(games, items, device, frozen_context)
         if self.max_grad_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
@@ -234,7 +240,8 @@ class LeanSFT:
         for epoch in range(epochs):
             for update in self._updates(data, order):
                 loss = self.update([data[i] for i in update], packed=order == "prefix",
-                                   frozen_context=schedule.frozen_context)
+                                   frozen_context=schedule.frozen_context,
+                                   frozen_prompt=schedule.frozen_prompt)
                 sched.step()
                 losses.append(loss)
                 if on_step:
