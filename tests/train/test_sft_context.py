@@ -96,6 +96,33 @@ def test_the_context_ends_with_the_assistant_turn_before_the_first_trained_reply
         assert all(x == IGNORE for x in e.labels[: e.context + 1])
 
 
+@pytest.mark.numerics
+def test_an_update_mixing_lines_and_positions_has_the_padded_loss(two_layers: Path,  # noqa: F811
+                                                                 tmp_path: Path, monkeypatch) -> None:
+    """A frozen update over whole games and positions: its loss is the padded update's; the
+    positions (frozen prompts reach even the first reply) go through `sft_context`, the games
+    (nothing to freeze) through the padded path, never through `sft_context`."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import LeanSFT, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 3)
+    data = positions(tok, records)[:5] + [encode(tok, r.messages) for r in records]
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=2, bf16=False, seed=0)
+    real, seen = sft_context.loss_sum, []
+    monkeypatch.setattr(sft_context, "loss_sum", lambda m, items, pad: seen.extend(items) or real(m, items, pad))
+    padded = loop.update(data)
+    assert not seen
+    for prompt in (False, True):
+        assert loop.update(data, frozen_context=True, frozen_prompt=prompt) == pytest.approx(padded, rel=1e-9)
+        assert {len(e.ids) for e in seen} <= {len(e.ids) for e in data[:5]}
+        assert len(seen) == (5 if prompt else sum(e.context > 0 for e in data[:5]))
+        seen.clear()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=8))
 def test_a_reply_only_context_keeps_every_loss_token_past_it(runs: list[tuple[int, bool]]) -> None:

@@ -178,12 +178,14 @@ class LeanSFT:
 
     def _padded(self, games: Sequence[Encoded], items: int, device, frozen_context: bool = False) -> float:
         """The update's games, sorted by the length they compute with gradient, in padded
-        micro-batches; the loss."""
-        games = sorted(games, key=lambda g: len(g.ids) - (g.context if frozen_context else 0))
+        micro-batches; with `frozen_context`, those with a context through `sft_context` and the
+        rest (nothing to freeze: a line, a first reply) as without it; the loss."""
+        frozen = sorted((g for g in games if frozen_context and g.context), key=lambda g: len(g.ids) - g.context)
+        whole = sorted((g for g in games if not (frozen_context and g.context)), key=lambda g: len(g.ids))
         total = 0.0
-        for chunk in self._chunks(games, frozen_context):
+        for chunk, cut in [(c, True) for c in self._chunks(frozen, True)] + [(c, False) for c in self._chunks(whole)]:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
-                if frozen_context:
+                if cut:
                     loss = sft_context.loss_sum(self.model, chunk, self.pad) / items
                 else:
                     ids, labels = batch_tensors(chunk, self.pad)
@@ -194,9 +196,11 @@ class LeanSFT:
             self.tokens += len(chunk) * max(len(g.ids) for g in chunk)  # the padded rows' tokens
         return total
 
-    def _chunks(self, games: Sequence[Encoded], frozen_context: bool) -> list[Sequence[Encoded]]:
+    def _chunks(self, games: Sequence[Encoded], frozen_context: bool = False) -> list[Sequence[Encoded]]:
         """Micro-batches of `micro_batch_size` games; with `frozen_context`, of as many as keep the
         tokens computed with gradient within what `micro_batch_size` of the longest game hold."""
+        if not games:
+            return []
         if not frozen_context:
             return [games[i: i + self.micro] for i in range(0, len(games), self.micro)]
         budget = self.micro * max(len(g.ids) for g in games)
