@@ -185,12 +185,12 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     return rows
 
 
-def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, repeat: int = 1) -> list[dict]:
+def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0, repeat: int = 1) -> list[dict]:
     """Tokens/s of one update over `positions` single-reply positions (DAgger's form: the
     conversation up to a reply of the teacher's lines, the loss on that reply only, every depth
-    past the first reply), padded (today's DAgger pass), with frozen contexts
-    (`train.sft.dagger_frozen_context`) and frozen prompts too (`train.sft.dagger_frozen_prompt`);
-    wall seconds, as `warm_up_levers`."""
+    past the first reply) and `lines` of the teacher's whole lines (a round's passes hold both),
+    padded (today's DAgger pass), with frozen contexts (`train.sft.dagger_frozen_context`) and
+    frozen prompts too (`train.sft.dagger_frozen_prompt`); wall seconds, as `warm_up_levers`."""
     from ttt_lab.config.load import load
     from ttt_lab.players.scripted import minimax_player
     from ttt_lab.train.checkpoints import load_model
@@ -199,15 +199,15 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, repeat: int = 
 
     cfg = load(["experiment=smollm2_cpu", "model.attention=sdpa"]).cfg
     model, tok = load_model(str(path), cfg)
-    lines = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
+    games = optimal_lines(minimax_player(tie_break="first", think=False, scoring="exploit"), cfg.env)
     data = []
-    for r in lines[:: max(1, len(lines) // positions)]:
+    for r in games[:: max(1, len(games) // positions)]:
         replies = [i for i, m in enumerate(r.messages) if m["role"] == "assistant"]
         k = 1 + len(data) % max(1, len(replies) - 1)  # the depths in turn
         data.append(encode(tok, r.messages[: replies[min(k, len(replies) - 1)] + 1],
                            [False] * min(k, len(replies) - 1) + [True]))
-    data = data[:positions]
-    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=positions, micro_batch_size=4, bf16=bf16, seed=0)
+    data = data[:positions] + [encode(tok, r.messages) for r in games[1:: max(1, len(games) // max(1, lines))][:lines]]
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=4, bf16=bf16, seed=0)
     levers = (("positions, padded micro 4", False, False), ("+ frozen contexts", True, False),
               ("+ frozen prompts", True, True))
     rows = [{"lever": name, "loss": loop.update(data, frozen_context=frozen, frozen_prompt=prompt), "frozen": frozen,
@@ -351,11 +351,13 @@ def main() -> None:
                       f"{row['tok/cpu-s']:8.1f} tok/CPU-s {row['tok/cpu-s'] / rows[0]['tok/cpu-s']:5.2f}x  "
                       f"loss {row['loss']:.6f}")
         for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
-            rows = dagger_levers(path, bf16=bf16, repeat=args.lever_repeat)
-            print(f"\nDAgger pass levers ({'bf16 autocast' if bf16 else 'fp32'}, 16 positions an update)")
-            for row in rows:
-                print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
-                      f"loss {row['loss']:.6f}")
+            for positions, lines in ((16, 0), (13, 3)):  # positions alone; a round's mix (a fifth lines)
+                rows = dagger_levers(path, bf16=bf16, positions=positions, lines=lines, repeat=args.lever_repeat)
+                print(f"\nDAgger pass levers ({'bf16 autocast' if bf16 else 'fp32'}, {positions} positions and "
+                      f"{lines} lines an update)")
+                for row in rows:
+                    print(f"  {row['lever']:28s} {row['tok/s']:8.1f} tok/s {row['tok/s'] / rows[0]['tok/s']:5.2f}x  "
+                          f"loss {row['loss']:.6f}")
         if native_bf16("cpu"):
             walk = walk_levers(path, repeat=args.lever_repeat)
             print("\nDAgger tree walk: greedy replies to 48 fresh conversations")

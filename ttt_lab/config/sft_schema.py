@@ -123,7 +123,8 @@ class SftConfig:
     """With `dagger_frozen_context`: a correction's context also holds its prompt (the user's turn
     that shows the board, and the assistant's header), so only the positions that predict the
     trained reply carry gradient: the same loss, a cheaper pass, a shorter truncation than the
-    turn's (docs/benchmarks.md, "Frozen prompts")."""
+    turn's. On SmolLM2 a round through it unlearned what it did not train (the real-model
+    finding, run 20; docs/benchmarks.md, "Frozen prompts"): off unless measured to help."""
     dagger_keep_best: bool = False
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
