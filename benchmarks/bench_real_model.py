@@ -351,7 +351,7 @@ def main() -> None:
                       f"{row['tok/cpu-s']:8.1f} tok/CPU-s {row['tok/cpu-s'] / rows[0]['tok/cpu-s']:5.2f}x  "
                       f"loss {row['loss']:.6f}")
         for bf16 in [p == "bf16" for p in wanted if p == "fp32" or native_bf16("cpu")]:
-            for positions, lines in ((16, 0), (13, 3)):  # positions alone; a round's mix (a fifth lines)
+            for positions, lines in ((16, 0), (13, 3)):  # positions alone; with 3 lines of 16, as a round's mix
                 rows = dagger_levers(path, bf16=bf16, positions=positions, lines=lines, repeat=args.lever_repeat)
                 print(f"\nDAgger pass levers ({'bf16 autocast' if bf16 else 'fp32'}, {positions} positions and "
                       f"{lines} lines an update)")

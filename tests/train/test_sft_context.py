@@ -118,27 +118,30 @@ def test_an_update_mixing_lines_and_positions_has_the_padded_loss(two_layers: Pa
     assert not seen
     for prompt in (False, True):
         assert loop.update(data, frozen_context=True, frozen_prompt=prompt) == pytest.approx(padded, rel=1e-9)
-        assert {len(e.ids) for e in seen} <= {len(e.ids) for e in data[:5]}
+        assert all(e.context > 0 for e in seen) and {tuple(e.ids) for e in seen} <= {tuple(e.ids) for e in data[:5]}
         assert len(seen) == (5 if prompt else sum(e.context > 0 for e in data[:5]))
         seen.clear()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=8))
-def test_a_reply_only_context_keeps_every_loss_token_past_it(runs: list[tuple[int, bool]]) -> None:
-    """`reply_only`: runs of tokens, some carrying loss. One run of loss: the context ends at the
-    token that predicts its first token (no earlier than the example's own). Several runs (a line)
-    or none: the example unchanged. Either way no loss-carrying token falls inside the context."""
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=8), st.booleans(), st.data())
+def test_a_reply_only_context_keeps_every_loss_token_past_it(runs: list[tuple[int, bool]], first: bool,
+                                                             data: st.DataObject) -> None:
+    """`reply_only`: runs of tokens, some carrying loss, the example's own context anywhere before
+    its first. One run of loss past the first token: the context ends at the token that predicts
+    the run's first. Several runs (a line), none, or loss on the very first token: the example
+    unchanged. Either way no loss-carrying token falls inside the context."""
     from ttt_lab.train import sft_context
     from ttt_lab.train.sft_rows import Encoded
 
-    labels = [-100] + [7 if loss else IGNORE for n, loss in runs for _ in range(n)]
+    labels = [7 if first else IGNORE] + [7 if loss else IGNORE for n, loss in runs for _ in range(n)]
     trained = [i for i, t in enumerate(labels) if t != IGNORE]
-    e = Encoded(list(range(len(labels))), labels, context=min(trained[:1] or [1]) - 1)
+    context = data.draw(st.integers(0, max(0, (trained[0] if trained else len(labels)) - 1)))
+    e = Encoded(list(range(len(labels))), labels, context=context)
     out = sft_context.reply_only(e)
-    assert all(t == IGNORE for t in out.labels[: out.context + 1])
+    assert all(t == IGNORE for t in out.labels[1: out.context + 1])  # the first token's label never counts
     assert out.ids == e.ids and out.labels == e.labels and out.context >= e.context
-    one_run = bool(trained) and trained[-1] - trained[0] + 1 == len(trained)
+    one_run = bool(trained) and trained[0] >= 1 and trained[-1] - trained[0] + 1 == len(trained)
     assert out.context == (trained[0] - 1 if one_run else e.context)
 
 
