@@ -79,3 +79,47 @@ def test_a_walk_relabels_the_mistakes_below_a_mistake_unless_switched_off(tiny_c
         cfg = cfg_for(tmp_path, "train.sft.dagger_mistakes=value", f"train.sft.dagger_below_mistakes={flag}")
         out, corrections, wrong = examples(positions, tok, teacher, cfg)
         assert (len(out), corrections, wrong) == (trained, trained, 2)
+
+
+RATES = ("tree_optimal_draw", "random_win", "random_loss", "random_invalid", "tree_optimal_invalid")
+_rate = st.floats(0.0, 1.0, allow_nan=False)
+_level = st.one_of(st.none(), _rate)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rates=st.tuples(*[_rate] * len(RATES)), levels=st.tuples(*[_level] * 4), better=st.tuples(*[_rate] * 4))
+def test_the_rounds_end_only_where_every_level_set_holds(rates: tuple, levels: tuple, better: tuple) -> None:
+    """`train.sft.dagger_until`: a walk ends the rounds when it meets every level set (draws and
+    wins at least, losses and invalid replies, against either opponent, at most) and none is
+    missing; a walk that is as good or better on every rate meets whatever that one met."""
+    from ttt_lab.config.sft_schema import DaggerUntil
+    from ttt_lab.train.dagger_tree import levels_met
+
+    counts = dict(zip(RATES, rates, strict=True))
+    until = DaggerUntil(*levels)
+    draw, win, loss, invalid = levels
+    held = [draw is None or counts["tree_optimal_draw"] >= draw, win is None or counts["random_win"] >= win,
+            loss is None or counts["random_loss"] <= loss,
+            invalid is None or (counts["random_invalid"] <= invalid and counts["tree_optimal_invalid"] <= invalid)]
+    met = levels_met(counts, until)
+    assert bool(met) == (any(x is not None for x in levels) and all(held))
+    up = {"tree_optimal_draw": max(counts["tree_optimal_draw"], better[0]),
+          "random_win": max(counts["random_win"], better[1]), "random_loss": min(counts["random_loss"], better[2]),
+          "random_invalid": min(counts["random_invalid"], better[3]),
+          "tree_optimal_invalid": min(counts["tree_optimal_invalid"], better[3])}
+    assert not met or levels_met(up, until)
+
+
+def test_levels_need_the_whole_tree_walk_and_shares(tmp_path: Path) -> None:
+    import pytest
+
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=r"dagger_until\.max_random_loss.*dagger_tree=true"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_until.max_random_loss=0.02")
+    with pytest.raises(InvalidSetting, match=r"dagger_until\.min_optimal_draw.*between 0.0 and 1.0"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_tree=true",
+                "train.sft.dagger_until.min_optimal_draw=85")
+    cfg = cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_tree=true",
+                  "train.sft.dagger_until.max_random_loss=0.02")
+    assert cfg.train.sft.dagger_until.max_random_loss == 0.02

@@ -375,19 +375,27 @@ def test_reach_copies_a_mistake_by_how_often_the_evaluation_meets_its_position(t
     assert mistakes(asked, tok, teacher, plain, {states[0]: 0.75, states[1]: 0.25})[1] == 2  # cap 1: once each
 
 
-@pytest.mark.parametrize("end", ["clean", "goal", "short"])
+AT_LEVELS = {"tree_optimal_draw": 0.85, "random_win": 0.9, "random_loss": 0.02, "random_invalid": 0.0,
+             "tree_optimal_invalid": 0.01}
+LEVELS = ("train.sft.dagger_until.min_optimal_draw=0.85", "train.sft.dagger_until.max_random_loss=0.02",
+          "train.sft.dagger_until.max_invalid=0.01")
+
+
+@pytest.mark.parametrize("end", ["clean", "goal", "short", "levels", "levels_short"])
 def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal(
         tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str) -> None:
-    """A round whose whole-tree walk finds no reply to correct (`clean`), or measures the goal the RL
+    """A round whose whole-tree walk finds no reply to correct (`clean`), measures the goal the RL
     phase stops at (`goal`: exploitability 0, no invalid reply, wins against random at least
-    `opponent.stop_at_wins`), ends the rounds: no passes after it, its walk is the end row. One
-    short of the goal (`short`: 0.001 too few wins) does not. The walks are real; what they measured
-    is replaced from the second on (the small test model is nowhere near)."""
+    `opponent.stop_at_wins`) or meets every level of `train.sft.dagger_until` (`levels`) ends the
+    rounds: no passes after it, its walk is the end row. One short of the goal or of a level
+    (`short`: 0.001 too few wins; `levels_short`: 0.0001 too many losses) does not. The walks are
+    real; what they measured is replaced from the second on (the small test model is nowhere near)."""
     from ttt_lab.train import dagger_tree
     from ttt_lab.train.sft import run_sft
 
     real, calls = dagger_tree.tree_relabel, []
-    at_goal = {"exploitability": 0.0, "invalid_lines": 0, "random_win": 0.95 - (end == "short") * 0.001}
+    at_goal = ({"exploitability": 0.0, "invalid_lines": 0, "random_win": 0.95 - (end == "short") * 0.001}
+               if end in ("goal", "short") else AT_LEVELS | {"random_loss": 0.02 + (end == "levels_short") * 1e-4})
 
     def walked(model, tokenizer, cfg, player, **kw):
         out, counts = real(model, tokenizer, cfg, player, **kw)
@@ -399,10 +407,10 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
         return out, counts | at_goal
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
-    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=3", "train.sft.dagger_all=true",
-                          "opponent.stop_at_wins=0.95")
+    stop = ("opponent.stop_at_wins=0.95",) if end in ("clean", "goal", "short") else LEVELS
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=3", "train.sft.dagger_all=true", *stop)
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
-    if end == "short":
+    if end.endswith("short"):
         assert len(calls) == 3 and [r["after"] for r in info["dagger"]][-1] == "DAgger end"
         assert [p["after"] for p in info["accuracy"]][-1] == "DAgger 3 epoch 1"
         return

@@ -4,9 +4,12 @@ finished, a finding still resolves to the configs its trials ran)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any
+
+from ttt_lab.config.sft_schema import DaggerUntil
 
 HASH_EXCLUDED = ("tracking", "home", "audit", "report", "launcher", "study")
 """Where results go and how a sweep is laid out, not what a training computes."""
@@ -22,7 +25,8 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], Any] = {
         "dagger_reach_cap": 1, "pack_tokens": 0, "order": "random", "dagger_keep_best": False,
         "dagger_order": None, "dagger_mistakes": "teacher", "dagger_pool": "all",
         "dagger_lines": True, "dagger_below_mistakes": True,
-        "dagger_frozen_context": False, "dagger_frozen_prompt": False}.items()}}
+        "dagger_frozen_context": False, "dagger_frozen_prompt": False,
+        "dagger_until": dataclasses.asdict(DaggerUntil())}.items()}}
 """Settings added after runs were recorded, at the default that reproduces what those runs did:
 left there, they do not change a config's identity (a finished trial stays finished, a finding
 still resolves to the configs its trials ran). `player.kv_cache` changes only how a local model's

@@ -16,6 +16,22 @@ DAGGER_POOLS = ("all", "latest")
 
 
 @dataclass
+class DaggerUntil:
+    """Levels of a whole-tree walk that end the DAgger rounds (each unset: not asked): the exact
+    rates the evaluation reads, so the rounds stop once the policy is where the run wants it and
+    no further round can only cost time or unlearn."""
+
+    min_optimal_draw: float | None = None
+    """At least this share of draws against the optimal opponent (both sides)."""
+    min_random_win: float | None = None
+    """At least this share of wins against the random opponent."""
+    max_random_loss: float | None = None
+    """At most this share of losses against the random opponent."""
+    max_invalid: float | None = None
+    """At most this share of invalid replies among the model's messages (against either opponent)."""
+
+
+@dataclass
 class SftConfig:
     enabled: bool = True
     num_games: int = 200
@@ -129,6 +145,9 @@ class SftConfig:
     """With `dagger_tree`: the warm-up ends with the weights of the walked round that lost least
     (exact losses against random play plus against the optimal opponent; the last round's passes
     walked too), not with the last round's: a round can unlearn more than it corrects."""
+    dagger_until: DaggerUntil = field(default_factory=DaggerUntil)
+    """With `dagger_tree`: the rounds end at the first walk whose exact rates meet every level set
+    here (`DaggerUntil`); `dagger_rounds` stays the most rounds run."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
     the wrong ones relabelled) and the earlier rounds' corrections (`dagger_pool`), without the teacher's
@@ -195,6 +214,7 @@ def validate_sft(s: SftConfig) -> None:
     if s.dagger_keep_best and not s.dagger_tree:
         raise InvalidSetting("train.sft.dagger_keep_best", s.dagger_keep_best,
                              "false unless train.sft.dagger_tree=true (the rounds are scored on the whole-tree walk)")
+    _validate_until(s)
     if s.dagger_learning_rate is not None:
         check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
     if s.dagger_rounds and s.loop != "lean":
@@ -203,3 +223,13 @@ def validate_sft(s: SftConfig) -> None:
         raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees and "
                              "train.sft.optimal_lines are 0 (or set "
                              "train.sft.enabled=false to skip the warm-up)")
+
+
+def _validate_until(s: SftConfig) -> None:
+    levels = {k: v for k, v in vars(s.dagger_until).items() if v is not None}
+    for k, v in levels.items():
+        check_number(f"train.sft.dagger_until.{k}", v, 0.0, 1.0)
+    if levels and not s.dagger_tree:
+        name, value = next(iter(levels.items()))
+        raise InvalidSetting(f"train.sft.dagger_until.{name}", value,
+                             "null unless train.sft.dagger_tree=true (the levels are read off the whole-tree walk)")

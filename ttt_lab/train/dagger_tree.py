@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 from ttt_lab.config.schema import Config, SuiteEntry
+from ttt_lab.config.sft_schema import DaggerUntil
 from ttt_lab.env.episode import Turn
 from ttt_lab.env.parser import parse
 from ttt_lab.game.solver import candidates, table
@@ -148,7 +149,35 @@ def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
                  "tree_optimal_win": vs_optimal.win, "tree_optimal_draw": vs_optimal.draw,
                  "tree_optimal_loss": vs_optimal.loss, "tree_optimal_draw_second": second_draw,
+                 "random_invalid": _share(vs_random.invalid, vs_random.turns),
+                 "tree_optimal_invalid": _share(vs_optimal.invalid, vs_optimal.turns),
                  "exploitability": exploitability(tree).loss}
+
+
+def _share(k: float, turns: float) -> float:
+    """Invalid replies per model message, as the exact evaluation reports them."""
+    return k / turns if turns else 0.0
+
+
+def levels_met(counts: Mapping[str, float], until: DaggerUntil) -> str:
+    """The levels of `until` that a walk's `counts` meet, in words, when they meet every one set;
+    '' when one is missed or none is set (`train.sft.dagger_until`)."""
+    checks = [(until.min_optimal_draw, "tree_optimal_draw", 1, "draws against the optimal opponent"),
+              (until.min_random_win, "random_win", 1, "wins against random"),
+              (until.max_random_loss, "random_loss", -1, "losses against random"),
+              (until.max_invalid, "invalid", -1, "invalid replies")]
+    asked = [(level, _rate(counts, key), sign, what) for level, key, sign, what in checks if level is not None]
+    if not asked or any(sign * (value - level) < 0 for level, value, sign, _ in asked):
+        return ""
+    return ", ".join(f"{value:.2%} {what} ({'>=' if sign > 0 else '<='} {level:.2%})"
+                     for level, value, sign, what in asked)
+
+
+def _rate(counts: Mapping[str, float], key: str) -> float:
+    """A walk's rate; `invalid`, the larger of its shares against the two opponents."""
+    if key == "invalid":
+        return max(counts["random_invalid"], counts["tree_optimal_invalid"])
+    return counts[key]
 
 
 class KeepBest:

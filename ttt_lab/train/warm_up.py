@@ -210,7 +210,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies wrong "
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
-        if s.dagger_tree and (ended := _clean(counts, cfg.opponent.stop_at_wins)):
+        if s.dagger_tree and (ended := _clean(counts, cfg)):
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             kept = _kept(keep)
             if kept in ("", label):
@@ -291,13 +291,18 @@ def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
     measure(f"{label} epoch {epoch + 1}")
 
 
-def _clean(counts: dict[str, float], goal: float | None) -> str:
-    """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct, or the goal
-    the RL phase stops at (`opponent.stop_at_wins`) already held; rounds after either can only
-    unlearn."""
+def _clean(counts: dict[str, float], cfg: Config) -> str:
+    """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct, the goal
+    the RL phase stops at (`opponent.stop_at_wins`) already held, or every level of
+    `train.sft.dagger_until` met; rounds after any of these can only cost time or unlearn."""
+    from ttt_lab.train.dagger_tree import levels_met
+
     if not counts["mistakes"]:
         return "nothing to correct anywhere in the tree"
-    if meets_goal(counts["exploitability"], int(counts["invalid_lines"]), counts["random_win"], goal):
+    if meets_goal(counts["exploitability"], int(counts["invalid_lines"]), counts["random_win"],
+                  cfg.opponent.stop_at_wins):
         return (f"the tree already meets opponent.stop_at_wins (exploitability 0, no invalid reply, "
                 f"{counts['random_win']:.2%} wins against random play)")
+    if met := levels_met(counts, cfg.train.sft.dagger_until):
+        return f"the walk meets train.sft.dagger_until: {met}"
     return ""
