@@ -132,11 +132,14 @@ def update_rate(path: Path, *, bf16: bool, lora: int, attention: str, batch: int
 LEVERS = (("today: full head, micro 4", "full", False, 4, 0, False), ("head at the loss", "loss", False, 4, 0, False),
           ("+ shared prefix", "loss", True, 4, 0, False), ("+ one pass of 8", "loss", True, 8, 0, False),
           ("+ prefix tries of 1024", "loss", True, 8, 1024, False),
-          ("+ token-order update", "loss", True, 8, 1024, True))
+          ("+ token-order update", "loss", True, 8, 1024, True),
+          ("one pass of 8, eager passes", "loss", True, 8, 0, False))
 """The warm-up's levers, cumulative; the first row is today's pass (TRL's loss: every position
-through the LM head, each game its own system prompt, micro-batches of 4). The last packs an
-update of neighbours in token order (`train.sft.order=prefix`) instead of games spread over the
-lines: its tokens/s counts the games' own tokens, as every row does."""
+through the LM head, each game its own system prompt, micro-batches of 4). The token-order row
+packs an update of neighbours in token order (`train.sft.order=prefix`) instead of games spread
+over the lines: its tokens/s counts the games' own tokens, as every row does. The last is the
+fourth row with the passes' attention through transformers' eager kernel (`train.sft.attention`),
+the model's own SDPA everywhere else."""
 
 
 def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -> list[dict]:
@@ -162,17 +165,18 @@ def warm_up_levers(path: Path, *, bf16: bool, games: int = 8, repeat: int = 1) -
     # learning rate 0: the weights never move, so the levers take turns on one model and optimizer
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=games, micro_batch_size=games, bf16=bf16, seed=0)
 
-    def lever(head: str, share: bool, micro: int, pack: int) -> LeanSFT:
+    def lever(name: str, head: str, share: bool, micro: int, pack: int) -> LeanSFT:
         loop.head, loop.share_prefix, loop.micro, loop.pack_tokens = head, share, micro, pack
+        loop.attention = "eager" if "eager" in name else None
         return loop
 
     rows = [{"lever": name,  # the first update untimed
-             "loss": lever(head, share, micro, pack).update(neighbours if near else data, packed=pack > 0),
+             "loss": lever(name, head, share, micro, pack).update(neighbours if near else data, packed=pack > 0),
              "real": sum(len(e.ids) for e in (neighbours if near else data)), "wall": [], "cpu": []}
             for name, head, share, micro, pack, near in LEVERS]
     for _ in range(repeat):  # the levers in turn, so a load that drifts weighs on each alike
-        for (_, head, share, micro, pack, near), row in zip(LEVERS, rows, strict=True):
-            lever(head, share, micro, pack)
+        for (name, head, share, micro, pack, near), row in zip(LEVERS, rows, strict=True):
+            lever(name, head, share, micro, pack)
             w, c = time.perf_counter(), time.process_time()
             loop.update(neighbours if near else data, packed=pack > 0)
             row["wall"].append(time.perf_counter() - w)
@@ -208,14 +212,21 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
                            [False] * min(k, len(replies) - 1) + [True]))
     data = data[:positions] + [encode(tok, r.messages) for r in games[1:: max(1, len(games) // max(1, lines))][:lines]]
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=4, bf16=bf16, seed=0)
-    levers = (("positions, padded micro 4", False, False), ("+ frozen contexts", True, False),
-              ("+ frozen prompts", True, True))
-    rows = [{"lever": name, "loss": loop.update(data, frozen_context=frozen, frozen_prompt=prompt), "frozen": frozen,
-             "prompt": prompt, "wall": []} for name, frozen, prompt in levers]
+    levers = (("positions, padded micro 4", False, False, None), ("+ frozen contexts", True, False, None),
+              ("+ frozen prompts", True, True, None), ("frozen contexts, eager passes", True, False, "eager"))
+
+    def run(row: dict) -> float:
+        loop.attention = row["attention"]  # train.sft.attention: the passes' kernel
+        return loop.update(data, frozen_context=row["frozen"], frozen_prompt=row["prompt"])
+
+    rows = [{"lever": name, "frozen": frozen, "prompt": prompt, "attention": kernel, "wall": []}
+            for name, frozen, prompt, kernel in levers]
+    for row in rows:
+        row["loss"] = run(row)
     for _ in range(repeat):
         for row in rows:
             w = time.perf_counter()
-            loop.update(data, frozen_context=row["frozen"], frozen_prompt=row["prompt"])
+            run(row)
             row["wall"].append(time.perf_counter() - w)
     for row in rows:
         row["tok/s"] = sum(len(e.ids) for e in data) / statistics.median(row.pop("wall"))

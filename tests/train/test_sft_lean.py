@@ -341,6 +341,15 @@ def test_tree_dagger_relabels_every_mistake_of_the_greedy_tree(tiny_checkpoint: 
     for k in ("win", "draw", "loss"):
         assert counts[f"tree_optimal_{k}"] == pytest.approx(lines.rates()[k], abs=1e-9)
     assert counts["tree_optimal_draw_second"] == pytest.approx(lines.rates(False)["draw"], abs=1e-9)
+    # its invalid replies per model message are the exact evaluation's, against either opponent
+    from ttt_lab.config.schema import SuiteEntry
+    from ttt_lab.evaluation.exact import exact_suite
+    from ttt_lab.train.evaluate import greedy_policy
+
+    random, optimal = exact_suite(greedy_policy(model, tok, cfg), cfg, [SuiteEntry("random", opponent="random"),
+                                                                      SuiteEntry()])
+    assert counts["random_invalid"] == pytest.approx(random.invalid_rate, abs=1e-9)
+    assert counts["tree_optimal_invalid"] == pytest.approx(optimal.invalid_rate, abs=1e-9)
 
 
 def test_reach_copies_a_mistake_by_how_often_the_evaluation_meets_its_position(two_layers: Path,
@@ -414,12 +423,43 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
         assert len(calls) == 3 and [r["after"] for r in info["dagger"]][-1] == "DAgger end"
         assert [p["after"] for p in info["accuracy"]][-1] == "DAgger 3 epoch 1"
         return
-    assert len(calls) == 2 and calls[0] > 0
+    assert len(calls) == 2 and calls[0] > 0 and (end == "clean" or calls[1] > 0)
     assert [p["after"] for p in info["accuracy"]] == ["start", "epoch 1", "DAgger 1 epoch 1"]
     first, last = info["dagger"]
     assert (first["round"], first["mistakes"]) == (1, calls[0])
     assert (last["after"], last["round"]) == ("DAgger end", 2)
     assert last["mistakes"] == (0 if end == "clean" else calls[1])
+
+
+def test_the_walk_that_meets_the_levels_ends_the_warm_up_over_one_that_lost_less(
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `dagger_keep_best`, the rounds ended by `dagger_until` keep the weights of the walk that
+    met the levels, not an earlier walk that lost less but missed them (the rates are replaced:
+    the first walk loses nothing and draws half its games against the optimal opponent, the
+    second loses 30 % against random, 10 % against the optimal opponent, and draws 90 %)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from ttt_lab.train import dagger_tree
+    from ttt_lab.train.sft import run_sft
+
+    real, weights = dagger_tree.tree_relabel, []
+    rates = [AT_LEVELS | {"random_loss": 0.0, "tree_optimal_loss": 0.0, "tree_optimal_draw": 0.5},
+             AT_LEVELS | {"random_loss": 0.3, "tree_optimal_loss": 0.1, "tree_optimal_draw": 0.9}]
+
+    def walked(model, tokenizer, cfg, player, **kw):
+        out, counts = real(model, tokenizer, cfg, player, **kw)
+        weights.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return out, counts | rates[len(weights) - 1]
+
+    monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=3", "train.sft.dagger_keep_best=true",
+                          "train.sft.dagger_until.min_optimal_draw=0.85")
+    info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    assert len(weights) == 2 and info["dagger"][-1]["kept"] == "DAgger 2 start"
+    saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft").state_dict()
+    assert all(torch.equal(saved[k], weights[1][k]) for k in saved)
+    assert not all(torch.equal(saved[k], weights[0][k]) for k in saved)
 
 
 @pytest.mark.parametrize("pool", ["all", "latest"])
@@ -580,3 +620,49 @@ def test_tree_dagger_keeps_the_weights_of_the_round_that_lost_least(
     assert end["optimal_loss"] == info["dagger"][0 if best == "first" else -2]["optimal_loss"]
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft")
     assert weights_digest(saved) == digests[0 if best == "first" else -1]
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_passes_attention_kernel_is_switched_for_the_update_only(two_layers: Path, tmp_path: Path,
+                                                                     frozen: bool) -> None:
+    """`train.sft.attention`: an update computes attention with the kernel asked for (seen by every
+    attention layer while it runs, forward and frozen contexts alike), the model keeps its own
+    kernel after it, and the step is the one its own kernel takes (the same attention; fp64)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import LeanSFT, encode
+
+    cfg = cfg_for(tmp_path)
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    data = [encode(tok, r.messages) for r in games(cfg, 4)]
+    if frozen:  # single-reply positions: each has a context, computed without gradient
+        data = [encode(tok, r.messages[: [i for i, m in enumerate(r.messages) if m["role"] == "assistant"][1] + 1],
+                       [False, True]) for r in games(cfg, 4)]
+        assert all(e.context for e in data)
+    seen: list[str] = []
+    steps = []
+    for kernel in (None, "eager"):
+        model = AutoModelForCausalLM.from_pretrained(two_layers, attn_implementation="sdpa", dtype=torch.float64)
+        for layer in model.model.layers:
+            layer.self_attn.register_forward_pre_hook(lambda m, a: seen.append(m.config._attn_implementation))
+        loop = LeanSFT(model, tok, learning_rate=1e-3, batch_size=4, micro_batch_size=2, bf16=False, seed=0,
+                       attention=kernel)
+        seen.clear()
+        loss = loop.update(data, frozen_context=frozen)
+        assert seen and set(seen) == {kernel or "sdpa"}
+        assert model.config._attn_implementation == "sdpa"
+        steps.append((loss, [p.detach().clone() for p in model.parameters()]))
+    (own, own_weights), (eager, eager_weights) = steps
+    assert eager == pytest.approx(own, rel=1e-6)
+    for a, b in zip(own_weights, eager_weights, strict=True):  # within a thousandth of Adam's 1e-3 step
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
+def test_the_passes_kernel_is_a_lean_loop_setting(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=r"train\.sft\.attention.*sdpa.*eager"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.attention=flash")
+    with pytest.raises(InvalidSetting, match=r"train\.sft\.attention.*loop=lean"):
+        cfg_for(tmp_path, "train.sft.loop=trl", "train.sft.attention=eager")
+    assert cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.attention=eager").train.sft.attention == "eager"

@@ -25,8 +25,10 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], Any] = {
         "dagger_reach_cap": 1, "pack_tokens": 0, "order": "random", "dagger_keep_best": False,
         "dagger_order": None, "dagger_mistakes": "teacher", "dagger_pool": "all",
         "dagger_lines": True, "dagger_below_mistakes": True,
-        "dagger_frozen_context": False, "dagger_frozen_prompt": False,
-        "dagger_until": dataclasses.asdict(DaggerUntil())}.items()}}
+        "dagger_frozen_context": False, "dagger_frozen_prompt": False, "attention": None}.items()},
+    # each level, then the emptied section: a level added later leaves older trees' hashes alone
+    **{("train", "sft", "dagger_until", k): None for k in dataclasses.asdict(DaggerUntil())},
+    ("train", "sft", "dagger_until"): {}}
 """Settings added after runs were recorded, at the default that reproduces what those runs did:
 left there, they do not change a config's identity (a finished trial stays finished, a finding
 still resolves to the configs its trials ran). `player.kv_cache` changes only how a local model's

@@ -18,8 +18,8 @@ DAGGER_POOLS = ("all", "latest")
 @dataclass
 class DaggerUntil:
     """Levels of a whole-tree walk that end the DAgger rounds (each unset: not asked): the exact
-    rates the evaluation reads, so the rounds stop once the policy is where the run wants it and
-    no further round can only cost time or unlearn."""
+    rates the evaluation reads, so the rounds stop once the policy is where the run wants it
+    instead of spending every round `dagger_rounds` allows."""
 
     min_optimal_draw: float | None = None
     """At least this share of draws against the optimal opponent (both sides)."""
@@ -91,6 +91,10 @@ class SftConfig:
     """lean loop: how an epoch cuts its updates: random draws, or `prefix` (runs of the examples in
     token order from a random start, the runs shuffled: an update's examples share their
     openings, so its tries are small, but its gradient reads one corner of the data)."""
+    attention: str | None = None
+    """lean loop: the attention kernel of the warm-up's passes (`sdpa` | `eager`: transformers'
+    implementations of the same attention), switched for the passes only, so the walks and every
+    generation keep `model.attention`'s; unset: `model.attention`'s for the passes too."""
     dagger_order: str | None = None
     """`order` for the DAgger rounds' passes (their single-reply positions share longer openings
     than whole games do); unset: `order`."""
@@ -147,7 +151,8 @@ class SftConfig:
     walked too), not with the last round's: a round can unlearn more than it corrects."""
     dagger_until: DaggerUntil = field(default_factory=DaggerUntil)
     """With `dagger_tree`: the rounds end at the first walk whose exact rates meet every level set
-    here (`DaggerUntil`); `dagger_rounds` stays the most rounds run."""
+    here (`DaggerUntil`), and its weights end the warm-up (with `dagger_keep_best` too);
+    `dagger_rounds` stays the most rounds run."""
     dagger_all: bool = False
     """DAgger rounds train on every position the latest walk reached (the right replies as played,
     the wrong ones relabelled) and the earlier rounds' corrections (`dagger_pool`), without the teacher's
@@ -188,6 +193,11 @@ def validate_sft(s: SftConfig) -> None:
     check_one_of("train.sft.head", s.head, ("loss", "full"))
     check_integer("train.sft.pack_tokens", s.pack_tokens, 0)
     check_one_of("train.sft.order", s.order, SFT_ORDERS)
+    if s.attention is not None:
+        check_one_of("train.sft.attention", s.attention, ("sdpa", "eager"))
+        if s.loop != "lean":
+            raise InvalidSetting("train.sft.attention", s.attention, "null unless train.sft.loop=lean (TRL's "
+                                 "warm-up computes attention with model.attention)")
     if s.dagger_order is not None:
         check_one_of("train.sft.dagger_order", s.dagger_order, SFT_ORDERS)
     if s.pack_tokens and (s.loop != "lean" or s.head != "loss"):

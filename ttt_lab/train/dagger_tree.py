@@ -155,8 +155,9 @@ def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
 
 
 def _share(k: float, turns: float) -> float:
-    """Invalid replies per model message, as the exact evaluation reports them."""
-    return k / turns if turns else 0.0
+    """Invalid replies per model message, as the exact evaluation reports them (rounded as the
+    tree's outcome rates are, so a level met exactly is met)."""
+    return round(k / turns, 12) if turns else 0.0
 
 
 def levels_met(counts: Mapping[str, float], until: DaggerUntil) -> str:
@@ -204,6 +205,12 @@ class KeepBest:
         if self.last_best:
             self.best, self.label = score, label
             self.state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+    def take_last(self) -> None:
+        """Keep the weights last offered, whatever their score: the walk that met
+        `train.sft.dagger_until` ends the warm-up, not an earlier one that lost less."""
+        if self.enabled and self.rows:
+            self.last_best, self.label = True, next(reversed(self.rows))
 
     def restore(self) -> str:
         """Put the best weights back when the last ones walked are not; the label of those kept."""

@@ -20,9 +20,10 @@ Games are right-padded and attend causally, so padding never reaches a real toke
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -116,6 +117,22 @@ def loss_sum(model, ids: torch.Tensor, labels: torch.Tensor, *, head: str = "los
     return F.cross_entropy(logits, target[sel], reduction="sum")
 
 
+@contextlib.contextmanager
+def attention_kernel(model, kernel: str | None) -> Iterator[None]:
+    """`model` computes attention with `kernel` (transformers' implementation name) inside the
+    block, its own after; None: its own throughout. The same attention: only the kernel differs."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    own = base.config._attn_implementation
+    if kernel is None or kernel == own:
+        yield
+        return
+    base.set_attn_implementation(kernel)
+    try:
+        yield
+    finally:
+        base.set_attn_implementation(own)
+
+
 @dataclass
 class Schedule:
     name: str = "constant_with_warmup"
@@ -138,8 +155,9 @@ class LeanSFT:
 
     def __init__(self, model, tokenizer, *, learning_rate: float, batch_size: int, micro_batch_size: int,
                  bf16: bool, seed: int, head: str = "loss", share_prefix: bool = True, max_grad_norm: float = 1.0,
-                 pack_tokens: int = 0, order: str = "random") -> None:
+                 pack_tokens: int = 0, order: str = "random", attention: str | None = None) -> None:
         self.model, self.tokenizer = model, tokenizer
+        self.attention = attention
         self.pack_tokens, self.order = pack_tokens, order
         self.lr, self.batch, self.micro = learning_rate, batch_size, max(1, min(micro_batch_size, batch_size))
         self.bf16, self.head, self.share_prefix, self.max_grad_norm = bf16, head, share_prefix, max_grad_norm
@@ -162,12 +180,13 @@ class LeanSFT:
         if items == 0:
             return float("nan")
         t = time.perf_counter()
-        if packed and self.pack_tokens:
-            total = self._packed(games, items, device)
-        else:
-            if frozen_context and frozen_prompt:
-                games = [sft_context.reply_only(g) for g in games]
-            total = self._padded(games, items, device, frozen_context)
+        with attention_kernel(self.model, self.attention):
+            if packed and self.pack_tokens:
+                total = self._packed(games, items, device)
+            else:
+                if frozen_context and frozen_prompt:
+                    games = [sft_context.reply_only(g) for g in games]
+                total = self._padded(games, items, device, frozen_context)
         if self.max_grad_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.opt.step()

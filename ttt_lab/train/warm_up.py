@@ -104,7 +104,7 @@ def run_lean(cfg: Config, kept: Sequence[GameRecord], model, tokenizer, runtime:
     micro = s.micro_batch_size or cfg.train.micro_batch_size
     loop = LeanSFT(model, tokenizer, learning_rate=s.learning_rate, batch_size=s.batch_size, micro_batch_size=micro,
                    bf16=runtime.bf16, seed=warm_up_seed(cfg), head=s.head, share_prefix=s.share_prefix,
-                   pack_tokens=s.pack_tokens, order=s.order)
+                   pack_tokens=s.pack_tokens, order=s.order, attention=s.attention)
     start = time.perf_counter()
     diag = Diagnostic(cfg, tokenizer)
     curve: list[dict] = []
@@ -211,6 +211,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies wrong "
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg)):
+            if ended.startswith(LEVELS_MET):
+                keep.take_last()
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             kept = _kept(keep)
             if kept in ("", label):
@@ -291,10 +293,14 @@ def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
     measure(f"{label} epoch {epoch + 1}")
 
 
+LEVELS_MET = "the walk meets train.sft.dagger_until"
+
+
 def _clean(counts: dict[str, float], cfg: Config) -> str:
-    """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct, the goal
-    the RL phase stops at (`opponent.stop_at_wins`) already held, or every level of
-    `train.sft.dagger_until` met; rounds after any of these can only cost time or unlearn."""
+    """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct or the goal
+    the RL phase stops at (`opponent.stop_at_wins`) already held, where later rounds can only
+    unlearn; or every level of `train.sft.dagger_until` met (`LEVELS_MET`), where the run asks no
+    more (those weights end the warm-up, whatever an earlier walk lost)."""
     from ttt_lab.train.dagger_tree import levels_met
 
     if not counts["mistakes"]:
@@ -304,5 +310,5 @@ def _clean(counts: dict[str, float], cfg: Config) -> str:
         return (f"the tree already meets opponent.stop_at_wins (exploitability 0, no invalid reply, "
                 f"{counts['random_win']:.2%} wins against random play)")
     if met := levels_met(counts, cfg.train.sft.dagger_until):
-        return f"the walk meets train.sft.dagger_until: {met}"
+        return f"{LEVELS_MET}: {met}"
     return ""
