@@ -431,12 +431,14 @@ def test_tree_dagger_rounds_end_at_a_walk_with_nothing_to_correct_or_at_the_goal
     assert last["mistakes"] == (0 if end == "clean" else calls[1])
 
 
+@pytest.mark.parametrize("goal", [False, True])
 def test_the_walk_that_meets_the_levels_ends_the_warm_up_over_one_that_lost_less(
-        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, goal: bool) -> None:
     """With `dagger_keep_best`, the rounds ended by `dagger_until` keep the weights of the walk that
     met the levels, not an earlier walk that lost less but missed them (the rates are replaced:
     the first walk loses nothing and draws half its games against the optimal opponent, the
-    second loses 30 % against random, 10 % against the optimal opponent, and draws 90 %)."""
+    second loses 30 % against random, 10 % against the optimal opponent, and draws 90 %); also
+    when the same walk meets `opponent.stop_at_wins` (`goal`), which ends the rounds first."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -444,8 +446,10 @@ def test_the_walk_that_meets_the_levels_ends_the_warm_up_over_one_that_lost_less
     from ttt_lab.train.sft import run_sft
 
     real, weights = dagger_tree.tree_relabel, []
-    rates = [AT_LEVELS | {"random_loss": 0.0, "tree_optimal_loss": 0.0, "tree_optimal_draw": 0.5},
-             AT_LEVELS | {"random_loss": 0.3, "tree_optimal_loss": 0.1, "tree_optimal_draw": 0.9}]
+    rates = [AT_LEVELS | {"random_loss": 0.0, "tree_optimal_loss": 0.0, "tree_optimal_draw": 0.5,
+                          "exploitability": 1.0},
+             AT_LEVELS | {"random_loss": 0.3, "tree_optimal_loss": 0.1, "tree_optimal_draw": 0.9,
+                          "exploitability": 0.0, "invalid_lines": 0}]
 
     def walked(model, tokenizer, cfg, player, **kw):
         out, counts = real(model, tokenizer, cfg, player, **kw)
@@ -454,7 +458,7 @@ def test_the_walk_that_meets_the_levels_ends_the_warm_up_over_one_that_lost_less
 
     monkeypatch.setattr(dagger_tree, "tree_relabel", walked)
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=3", "train.sft.dagger_keep_best=true",
-                          "train.sft.dagger_until.min_optimal_draw=0.85")
+                          "train.sft.dagger_until.min_optimal_draw=0.85", *["opponent.stop_at_wins=0.5"] * goal)
     info = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
     assert len(weights) == 2 and info["dagger"][-1]["kept"] == "DAgger 2 start"
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "sft").state_dict()

@@ -182,7 +182,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
     lines (unless `dagger_lines` is off; with `dagger_all`: the latest walk's every position and,
     by `dagger_pool`, the earlier corrections, no lines); each round's row appended to `rounds`;
     the losses."""
-    from ttt_lab.train.dagger_tree import KeepBest
+    from ttt_lab.train.dagger_tree import KeepBest, levels_met
     from ttt_lab.train.teacher_data import teacher_lines
 
     s = cfg.train.sft
@@ -211,7 +211,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies wrong "
                  f"({where}; {counts['corrections']} examples, pool {len(pool)}; {row['play_seconds']:.0f} s)")
         if s.dagger_tree and (ended := _clean(counts, cfg)):
-            if ended.startswith(LEVELS_MET):
+            if levels_met(counts, s.dagger_until):  # those weights end the warm-up, whatever else ended it
                 keep.take_last()
             LOG.info(f"DAgger round {k + 1}: {ended}; the rounds end")
             kept = _kept(keep)
@@ -293,14 +293,10 @@ def _epoch_done(measure: Callable[[str], None], label: str, epoch: int) -> None:
     measure(f"{label} epoch {epoch + 1}")
 
 
-LEVELS_MET = "the walk meets train.sft.dagger_until"
-
-
 def _clean(counts: dict[str, float], cfg: Config) -> str:
     """Why a whole-tree walk ends the rounds ('' when it does not): nothing to correct or the goal
     the RL phase stops at (`opponent.stop_at_wins`) already held, where later rounds can only
-    unlearn; or every level of `train.sft.dagger_until` met (`LEVELS_MET`), where the run asks no
-    more (those weights end the warm-up, whatever an earlier walk lost)."""
+    unlearn; or every level of `train.sft.dagger_until` met, where the run asks no more."""
     from ttt_lab.train.dagger_tree import levels_met
 
     if not counts["mistakes"]:
@@ -310,5 +306,5 @@ def _clean(counts: dict[str, float], cfg: Config) -> str:
         return (f"the tree already meets opponent.stop_at_wins (exploitability 0, no invalid reply, "
                 f"{counts['random_win']:.2%} wins against random play)")
     if met := levels_met(counts, cfg.train.sft.dagger_until):
-        return f"{LEVELS_MET}: {met}"
+        return f"the walk meets train.sft.dagger_until: {met}"
     return ""
