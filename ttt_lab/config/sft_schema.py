@@ -203,6 +203,26 @@ def validate_sft(s: SftConfig) -> None:
     if s.pack_tokens and (s.loop != "lean" or s.head != "loss"):
         raise InvalidSetting("train.sft.pack_tokens", s.pack_tokens,
                              "0 unless train.sft.loop=lean and train.sft.head=loss (a trie computes its loss there)")
+    _validate_dagger(s)
+    if s.dagger_rounds and s.loop != "lean":
+        raise InvalidSetting("train.sft.dagger_rounds", s.dagger_rounds, "0 unless train.sft.loop=lean")
+    if s.enabled and s.num_games + s.teacher_trees + s.optimal_lines == 0:
+        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees and "
+                             "train.sft.optimal_lines are 0 (or set "
+                             "train.sft.enabled=false to skip the warm-up)")
+
+
+def _validate_until(s: SftConfig) -> None:
+    levels = {k: v for k, v in vars(s.dagger_until).items() if v is not None}
+    for k, v in levels.items():
+        check_number(f"train.sft.dagger_until.{k}", v, 0.0, 1.0)
+    if levels and not s.dagger_tree:
+        name, value = next(iter(levels.items()))
+        raise InvalidSetting(f"train.sft.dagger_until.{name}", value,
+                             "null unless train.sft.dagger_tree=true (the levels are read off the whole-tree walk)")
+
+
+def _validate_dagger(s: SftConfig) -> None:
     check_integer("train.sft.dagger_rounds", s.dagger_rounds, 0)
     check_integer("train.sft.dagger_games", s.dagger_games, 1)
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
@@ -227,19 +247,3 @@ def validate_sft(s: SftConfig) -> None:
     _validate_until(s)
     if s.dagger_learning_rate is not None:
         check_number("train.sft.dagger_learning_rate", s.dagger_learning_rate, 0.0)
-    if s.dagger_rounds and s.loop != "lean":
-        raise InvalidSetting("train.sft.dagger_rounds", s.dagger_rounds, "0 unless train.sft.loop=lean")
-    if s.enabled and s.num_games + s.teacher_trees + s.optimal_lines == 0:
-        raise InvalidSetting("train.sft.num_games", 0, "at least 1 when train.sft.teacher_trees and "
-                             "train.sft.optimal_lines are 0 (or set "
-                             "train.sft.enabled=false to skip the warm-up)")
-
-
-def _validate_until(s: SftConfig) -> None:
-    levels = {k: v for k, v in vars(s.dagger_until).items() if v is not None}
-    for k, v in levels.items():
-        check_number(f"train.sft.dagger_until.{k}", v, 0.0, 1.0)
-    if levels and not s.dagger_tree:
-        name, value = next(iter(levels.items()))
-        raise InvalidSetting(f"train.sft.dagger_until.{name}", value,
-                             "null unless train.sft.dagger_tree=true (the levels are read off the whole-tree walk)")
