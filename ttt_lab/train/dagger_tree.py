@@ -149,15 +149,17 @@ def tree_relabel(model, tokenizer, cfg: Config, player, *, bf16: bool = False
                  "random_win": vs_random.win, "random_draw": vs_random.draw, "random_loss": vs_random.loss,
                  "tree_optimal_win": vs_optimal.win, "tree_optimal_draw": vs_optimal.draw,
                  "tree_optimal_loss": vs_optimal.loss, "tree_optimal_draw_second": second_draw,
-                 "random_invalid": _share(vs_random.invalid, vs_random.turns),
-                 "tree_optimal_invalid": _share(vs_optimal.invalid, vs_optimal.turns),
+                 "random_invalid": _invalid("random", vs_random),
+                 "tree_optimal_invalid": _invalid("optimal", vs_optimal),
                  "exploitability": exploitability(tree).loss}
 
 
-def _share(k: float, turns: float) -> float:
-    """Invalid replies per model message, as the exact evaluation reports them (rounded as the
-    tree's outcome rates are, so a level met exactly is met)."""
-    return round(k / turns, 12) if turns else 0.0
+def _invalid(opponent: str, totals) -> float:
+    """Invalid replies per model message, the exact evaluation's own rate (rounded as the tree's
+    outcome rates are, so a level met exactly is met)."""
+    from ttt_lab.evaluation.exact import ExactSummary
+
+    return round(ExactSummary(opponent, totals).invalid_rate, 12)
 
 
 def levels_met(counts: Mapping[str, float], until: DaggerUntil) -> str:
