@@ -1,5 +1,6 @@
 """The lean SFT loop's cheaper passes compute TRL's loss and gradients exactly."""
 
+import itertools
 import statistics
 from pathlib import Path
 
@@ -496,6 +497,56 @@ def test_tree_dagger_pool_holds_the_latest_walks_corrections_or_every_rounds(tin
     assert one["corrections"] > 0 and two["corrections"] > 0
     assert one["pool"] == 2 * one["corrections"]
     assert two["pool"] == 2 * two["corrections"] + (2 * one["corrections"] if pool == "all" else 0)
+
+
+@pytest.mark.parametrize("scheduler", [None, "linear", "cosine"])
+def test_dagger_rounds_anneal_their_rate_and_the_epochs_keep_theirs(tiny_checkpoint: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    scheduler: str | None) -> None:
+    """`dagger_lr_scheduler`: each round's passes start at the round's rate and, decaying, fall at
+    every update to their last; unset, the rounds keep `lr_scheduler`'s (here constant) and the
+    epochs keep theirs either way."""
+    from ttt_lab.train import sft_lean
+    from ttt_lab.train.sft import run_sft
+
+    real, rates = sft_lean.LeanSFT.fit, []
+
+    def fit(self, data, epochs, schedule, *a, **k):
+        rates.append([])
+        real_update = self.update
+
+        def update(*u, **v):
+            rates[-1].append(self.opt.param_groups[0]["lr"])
+            return real_update(*u, **v)
+
+        self.update = update
+        try:
+            return real(self, data, epochs, schedule, *a, **k)
+        finally:
+            del self.update
+
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    more = [] if scheduler is None else [f"train.sft.dagger_lr_scheduler={scheduler}"]
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_epochs=2",
+                          "train.sft.learning_rate=1e-3", "train.sft.lr_scheduler=constant",
+                          "train.sft.dagger_learning_rate=5e-4", "train.sft.batch_size=4", *more)
+    run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")
+    epochs, *rounds = rates
+    assert len(rounds) == 2 and all(len(r) > 2 for r in rounds)
+    assert epochs == [pytest.approx(1e-3)] * len(epochs)
+    for r in rounds:
+        assert r[0] == pytest.approx(5e-4)
+        if scheduler is None:
+            assert r == [pytest.approx(5e-4)] * len(r)
+        else:
+            assert all(a > b > 0 for a, b in itertools.pairwise(r))
+
+
+def test_dagger_rounds_take_a_known_scheduler_only(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=r"dagger_lr_scheduler.*constant \| linear \| cosine"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_lr_scheduler=warmup")
 
 
 @pytest.mark.parametrize("lines", [True, False])

@@ -21,7 +21,7 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], Any] = {
         "teacher_tie_break": "random", "teacher_strengths": [], "optimal_lines": 0, "first_weight": 1, "loop": "trl",
         "micro_batch_size": None, "head": "loss", "share_prefix": True, "dagger_rounds": 0, "dagger_games": 64,
         "dagger_epochs": 2, "dagger_tree": False, "dagger_all": False,
-        "dagger_learning_rate": None, "dagger_mistake_weight": 1,
+        "dagger_learning_rate": None, "dagger_lr_scheduler": None, "dagger_mistake_weight": 1,
         "dagger_reach_cap": 1, "pack_tokens": 0, "order": "random", "dagger_keep_best": False,
         "dagger_order": None, "dagger_mistakes": "teacher", "dagger_pool": "all",
         "dagger_lines": True, "dagger_below_mistakes": True,

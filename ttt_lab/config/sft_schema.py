@@ -13,6 +13,7 @@ SFT_LOOPS = ("trl", "lean")
 SFT_ORDERS = ("random", "prefix")
 DAGGER_MISTAKES = ("teacher", "value")
 DAGGER_POOLS = ("all", "latest")
+DAGGER_SCHEDULERS = ("constant", "linear", "cosine")
 
 
 @dataclass
@@ -108,7 +109,11 @@ class SftConfig:
     """Sampled games per DAgger round against the teacher's strengths above 0 (half moving first)."""
     dagger_epochs: int = 2
     dagger_learning_rate: float | None = None
-    """The peak rate of each DAgger round's passes (`lr_scheduler`, no warm-up); unset: `learning_rate`."""
+    """The peak rate of each DAgger round's passes (`dagger_lr_scheduler`, no warm-up); unset: `learning_rate`."""
+    dagger_lr_scheduler: str | None = None
+    """How each DAgger round's rate moves over its passes (constant | linear | cosine; the decays end
+    at zero with the round, so its walk reads weights that settled rather than a step in mid-descent);
+    unset: `lr_scheduler`."""
     dagger_tree: bool = False
     """DAgger rounds relabel the greedy policy's whole tree instead (every position any opponent
     can lead it to, each once: `train/dagger_tree.py`), and log its exact W/D/L against the random
@@ -230,6 +235,8 @@ def _validate_dagger(s: SftConfig) -> None:
     check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
     check_one_of("train.sft.dagger_mistakes", s.dagger_mistakes, DAGGER_MISTAKES)
     check_one_of("train.sft.dagger_pool", s.dagger_pool, DAGGER_POOLS)
+    if s.dagger_lr_scheduler is not None:
+        check_one_of("train.sft.dagger_lr_scheduler", s.dagger_lr_scheduler, DAGGER_SCHEDULERS)
     if s.dagger_frozen_context and s.pack_tokens and (s.dagger_order or s.order) == "prefix":
         raise InvalidSetting("train.sft.dagger_frozen_context", s.dagger_frozen_context,
                              "false while DAgger's passes are packed into prefix tries (train.sft.pack_tokens with "
