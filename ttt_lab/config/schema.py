@@ -29,7 +29,7 @@ from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imp
     validate_tracking,
 )
 from ttt_lab.config.launcher_schema import LauncherConfig, validate_launcher
-from ttt_lab.config.sft_schema import SftConfig, validate_sft
+from ttt_lab.config.sft_schema import LR_SCHEDULERS, SftConfig, validate_sft
 from ttt_lab.config.study_schema import StudyConfig, validate_study
 from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
@@ -155,7 +155,7 @@ class PhaseConfig:
     beta: float = 0.0
     """KL coefficient against the phase's starting model; 0 loads no reference model."""
     lr_scheduler: str = "constant"
-    """transformers' scheduler name (constant, linear, cosine, ...)."""
+    """transformers' scheduler name, one of `LR_SCHEDULERS` (constant, linear, cosine, ...)."""
     warmup_steps: int = 0
     p_min: float | None = None
     p_max: float | None = None
@@ -254,6 +254,7 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
     check_one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
     check_number(f"{at}.epsilon_high", p.epsilon_high, 0.0)
     check_number(f"{at}.beta", p.beta, 0.0)
+    check_one_of(f"{at}.lr_scheduler", p.lr_scheduler, LR_SCHEDULERS)
     check_integer(f"{at}.warmup_steps", p.warmup_steps, 0)
     for name in ("p_min", "p_max"):
         if getattr(p, name) is not None:

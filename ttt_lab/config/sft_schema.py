@@ -13,6 +13,10 @@ SFT_LOOPS = ("trl", "lean")
 SFT_ORDERS = ("random", "prefix")
 DAGGER_MISTAKES = ("teacher", "value")
 DAGGER_POOLS = ("all", "latest")
+# transformers' schedulers that build and step from a warm-up and a step count alone (the others need
+# a metric at each step or extra arguments); tests hold the list to transformers' own names
+LR_SCHEDULERS = ("constant", "constant_with_warmup", "linear", "cosine", "cosine_with_restarts", "polynomial",
+                 "inverse_sqrt")
 DAGGER_SCHEDULERS = ("constant", "linear", "cosine")
 
 
@@ -198,6 +202,7 @@ def validate_sft(s: SftConfig) -> None:
     check_one_of("train.sft.head", s.head, ("loss", "full"))
     check_integer("train.sft.pack_tokens", s.pack_tokens, 0)
     check_one_of("train.sft.order", s.order, SFT_ORDERS)
+    check_one_of("train.sft.lr_scheduler", s.lr_scheduler, LR_SCHEDULERS)
     if s.attention is not None:
         check_one_of("train.sft.attention", s.attention, ("sdpa", "eager"))
         if s.loop != "lean":
