@@ -59,7 +59,7 @@ class SftConfig:
     """Train on the model's turns only. A model with no pretraining (tiny) learns to read the
     board faster when it also predicts the environment's messages: set false for it."""
     lr_scheduler: str = "cosine"
-    """transformers' scheduler name (constant, linear, cosine, ...)."""
+    """transformers' scheduler name, one of `LR_SCHEDULERS` (constant, linear, cosine, ...)."""
     warmup_steps: int = 10
     logging_steps: int = 5
     """Optimizer steps between two logged SFT losses."""
