@@ -139,3 +139,13 @@ def test_sweep_survives_study_files_of_random_structure(places, tmp_path: Path, 
     path.write_text(study if isinstance(study, str) else yaml.safe_dump(study, allow_unicode=True))
     _run(places[1], "sweep", str(path), "--dry-run", "experiment=smoke")
     assert sorted(p.name for p in folder.iterdir()) == ["fuzz.yaml"], "nothing written beside the study file"
+
+
+@pytest.mark.parametrize("args", [("runs", "list", "--limit", "50001"), ("runs", "list", "--limit", "0"),
+                                  ("reproduce", "0123456789abcdef", "--steps", "0"),
+                                  ("reproduce", "0123456789abcdef", "--steps", "-3")])
+def test_numbers_outside_an_options_range_stop_before_work(places, args: tuple[str, ...]) -> None:
+    """A count no command can honour (MLflow returns at most 50,000 runs; a rerun of 0 steps
+    compares nothing) is refused by the option itself, exit 2, before the store is opened."""
+    _, work = places
+    assert _run(work, *args).returncode == 2

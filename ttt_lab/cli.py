@@ -174,8 +174,8 @@ def report_(
 def reproduce_(
     run_id: Annotated[str, typer.Argument(help="The MLflow run id of a `ttt-lab train` or sweep trial run.",
                                           show_default=False)],
-    steps: Annotated[int | None, typer.Option("--steps", help="Only the first N training steps; compares the "
-                                              "train/ metrics logged up to there.")] = None,
+    steps: Annotated[int | None, typer.Option("--steps", min=1, help="Only the first N training steps; compares "
+                                              "the train/ metrics logged up to there.")] = None,
     overrides: Annotated[list[str] | None, typer.Option("--set", help="Config overrides for where the store "
                                                         "is, e.g. --set tracking=server.")] = None,
     trust_code: Annotated[bool, typer.Option("--trust-code", help="Build a user's opponent class named by the "
@@ -268,7 +268,8 @@ def ui(
 @runs_app.command("export")
 def runs_export(
     study: Annotated[str, typer.Argument(help="A study name or its parent run id.", show_default=False)],
-    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json.")] = "csv",
+    fmt: Annotated[str | None, typer.Option("--format", help="csv | parquet | json (default: --out's suffix, "
+                                            "else csv).", show_default=False)] = None,
     out: Annotated[str | None, typer.Option("--out", help="File (default STUDY.FORMAT; - for stdout).")] = None,
     overrides: Annotated[list[str] | None, typer.Option("--set", help="Store location: --set tracking=server.")] = None,
 ) -> None:
@@ -284,7 +285,8 @@ def runs_export(
 @runs_app.command("list")
 def runs_list(
     overrides: Overrides = None,
-    limit: Annotated[int, typer.Option(help="How many runs to show.", min=1)] = 20,
+    limit: Annotated[int, typer.Option(help="How many runs to show (MLflow returns at most 50,000).", min=1,
+                                       max=50000)] = 20,
 ) -> None:
     """The latest runs: id, experiment, key params and metrics, status.
 

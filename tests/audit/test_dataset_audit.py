@@ -98,3 +98,14 @@ def test_a_merged_phase_audit_keeps_each_phases_checks_and_figures():
     captions = [c for c, _ in figures(audit)]
     assert len(captions) == 4 and captions[0].startswith("0-phase1: ")
     assert html_section(audit).count("<svg") == 4
+
+
+@pytest.mark.parametrize("meta", ["{not json", '{"size": 96, "colour": "red"}', '{"examples_per_batch": 0}', "[1, 2]"])
+def test_a_broken_settings_file_beside_a_saved_dataset_is_a_clear_error(tmp_path, meta: str) -> None:
+    """The `dataset.json` beside the examples is read under the same promise as they are: broken
+    JSON, an unknown key or a setting out of range names that file and the fix, not a traceback."""
+    ds = DatasetConfig(size=96, examples_per_batch=12, num_strata=6, sampling="iid")
+    (tmp_path / "dataset.jsonl").write_text(dataset_jsonl(make_dataset(ds, 3)))
+    (tmp_path / "dataset.json").write_text(meta)
+    with pytest.raises(TttLabError, match=r"dataset\.json, the settings beside dataset\.jsonl"):
+        read_saved(tmp_path / "dataset.jsonl", DatasetConfig())

@@ -55,8 +55,24 @@ def test_export_to_stdout_and_bad_input(failing_sweep, monkeypatch: pytest.Monke
     rows = json.loads(cli("runs", "export", NAME, "--format", "json", "--out", "-").stdout)
     assert {r["trial"] for r in rows} == {0, 1} and all("/" not in r["study"] for r in rows)
     for args, message in ((["--format", "xlsx"], "is not one of csv, parquet, json"),
-                          (["--format", "parquet", "--out", "-"], "Parquet is binary")):
+                          (["--format", "parquet", "--out", "-"], "Parquet is binary"),
+                          (["--format", "csv", "--out", "t.parquet"], "--format csv and --out t.parquet disagree"),
+                          (["--out", str(home)], "is a folder")):
         bad = cli("runs", "export", NAME, *args, check=False)
         assert bad.returncode == 2 and message in bad.stderr
     missing = cli("runs", "export", "no-such-study", check=False)
     assert missing.returncode == 2 and "No study 'no-such-study'" in missing.stderr
+
+
+def test_the_format_follows_the_file_name_unless_named(failing_sweep, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out trials.parquet` without `--format` writes Parquet (it wrote CSV under a .parquet name)."""
+    home, _ = failing_sweep
+    monkeypatch.setenv("TTT_LAB_HOME", str(home))
+    for fmt, read in (("parquet", pd.read_parquet), ("json", pd.read_json)):
+        out = tmp_path / f"trials.{fmt}"
+        cli("runs", "export", NAME, "--out", str(out))
+        assert len(read(out)) == 2
+    plain = tmp_path / "trials.txt"
+    cli("runs", "export", NAME, "--out", str(plain))
+    assert len(pd.read_csv(plain)) == 2

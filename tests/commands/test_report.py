@@ -63,6 +63,15 @@ def test_an_unknown_study_is_a_clear_error(home: Path) -> None:
     assert out.returncode == 2 and "No study 'no-such-study'" in out.stderr  # (no finished trial: test_collect)
 
 
+def test_a_report_out_that_is_a_file_is_refused_and_kept(home: Path) -> None:
+    """A report is a folder: `--out` naming a file says so (exit 2) and leaves the file as it was."""
+    taken = home.parent / "notes.txt"
+    taken.write_text("mine")
+    out = cli("report", "any-study", "--out", str(taken), check=False)
+    assert out.returncode == 2 and "is a file: a report is a folder" in out.stderr and "Traceback" not in out.stderr
+    assert taken.read_text() == "mine"
+
+
 @pytest.mark.xdist_group("failing-sweep")
 def test_partial_report_when_a_trial_failed(failing_sweep, monkeypatch: pytest.MonkeyPatch) -> None:
     home, _ = failing_sweep

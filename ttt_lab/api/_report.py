@@ -58,6 +58,9 @@ def report(study: str, *, out: str | os.PathLike[str] | None = None, overrides: 
     from ttt_lab.report.decisions import sentences
     from ttt_lab.report.render import build, build_compare, write
 
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise TttLabError(f"the report's --out {out} is a file: a report is a folder (index.html, report.md, "
+                          "figures/); give a folder's path, new or existing.")
     cfg, store = _store(overrides)
     data = collect(store, study)
     if compare is not None:

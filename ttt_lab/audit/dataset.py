@@ -47,10 +47,15 @@ def read_saved(path: Path, fallback: DatasetConfig) -> DatasetSource:
     meta_path = path.with_suffix(".json")
     settings, generations, accumulation = fallback, None, 1
     if meta_path.is_file():
-        meta = json.loads(meta_path.read_text())
-        generations = meta.pop("num_generations", None)
-        accumulation = meta.pop("accumulation", 1)
-        settings = DatasetConfig(**meta)
+        try:
+            meta = json.loads(meta_path.read_text())
+            generations = meta.pop("num_generations", None)
+            accumulation = meta.pop("accumulation", 1)
+            settings = DatasetConfig(**meta).validate(str(meta_path))
+        except (ValueError, TypeError, AttributeError) as e:
+            raise TttLabError(f"{meta_path}, the settings beside {path.name}, is not what ttt-lab writes ({e}): "
+                              "restore it from the phase folder, or move it away to audit the examples under "
+                              "the configured dataset settings.") from None
     return DatasetSource(str(path), examples, settings, generations, accumulation=accumulation)
 
 

@@ -34,15 +34,33 @@ def sync_runs(overrides: list[str], console: Console) -> None:
 EXPORT_FORMATS = ("csv", "parquet", "json")
 
 
-def export_runs(study: str, fmt: str, out: str | None, overrides: list[str], console: Console) -> None:
-    """`ttt-lab runs export`: the study's trials as a table file (see `ttt_lab.api.export`)."""
-    if fmt not in EXPORT_FORMATS:
-        raise TttLabError(f"--format {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}.")
-    if out == "-" and fmt == "parquet":
-        raise TttLabError("Parquet is binary: give --out FILE.parquet, or --format csv|json for stdout.")
+def export_runs(study: str, fmt: str | None, out: str | None, overrides: list[str], console: Console) -> None:
+    """`ttt-lab runs export`: the study's trials as a table file (see `ttt_lab.api.export`); the
+    format from `--format`, else from `--out`'s suffix, else csv."""
+    fmt = _export_format(fmt, out)
     table = api.export(study, overrides=overrides)
     if out == "-":
         sys.stdout.write(table.frame().to_csv(index=False) if fmt == "csv" else table.to_json())
         return
     path = table.write(out or f"{table.study}.{fmt}", fmt)  # type: ignore[arg-type]
     console.print(f"{len(table.rows)} trial(s) of '{table.study}' written to {path}", highlight=False)
+
+
+def _export_format(fmt: str | None, out: str | None) -> str:
+    """The format asked for, checked against `out` before anything is read: a `--out x.parquet`
+    written as csv, or over a folder, would be a file nobody can open."""
+    from pathlib import Path
+
+    if fmt is not None and fmt not in EXPORT_FORMATS:
+        raise TttLabError(f"--format {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}.")
+    suffix = Path(out).suffix.lstrip(".").lower() if out and out != "-" else ""
+    if fmt and suffix in EXPORT_FORMATS and suffix != fmt:
+        raise TttLabError(f"--format {fmt} and --out {out} disagree: name the file .{fmt}, or drop --format "
+                          f"to write {suffix} as its name says.")
+    fmt = fmt or (suffix if suffix in EXPORT_FORMATS else "csv")
+    if out == "-" and fmt == "parquet":
+        raise TttLabError("Parquet is binary: give --out FILE.parquet, or --format csv|json for stdout.")
+    if out and out != "-" and Path(out).is_dir():
+        raise TttLabError(f"--out {out} is a folder: give a file name inside it, e.g. "
+                          f"--out {Path(out) / ('STUDY.' + fmt)}.")
+    return fmt

@@ -115,3 +115,22 @@ def validate_audit(a: AuditConfig) -> None:
     check_integer("audit.policy.seed_sets", a.policy.seed_sets, 1)
     check_number("audit.policy.min_gap", a.policy.min_gap, 0.0, 1.0)
     check_number("audit.policy.noise", a.policy.noise, 0.0, 1.0)
+    check_number("audit.policy.max_fork_rate", a.policy.max_fork_rate, 0.0, 1.0)
+    for name in ("noise_z_warn", "noise_z_fail"):
+        check_number(f"audit.opponent.{name}", getattr(a.opponent, name), 0.0)
+    for name in ("balanced_warn", "balanced_fail"):
+        check_number(f"audit.dataset.{name}", getattr(a.dataset, name), 0.0, 1.0)
+    for name in ("balance_z_warn", "balance_z_fail"):
+        check_number(f"audit.dataset.{name}", getattr(a.dataset, name), 0.0)
+
+
+def validate_report(r: ReportConfig) -> None:
+    """The stability flags' thresholds: shares in [0, 1], rises and floors finite and not negative,
+    the spike factor at least 1 (a NaN would switch a flag off: every comparison with it is false)."""
+    st = r.stability
+    for name in ("collapse_drop", "collapse_tail", "format_drop", "skill_drop"):
+        check_number(f"report.stability.{name}", getattr(st, name), 0.0, 1.0)
+    for name in ("dead_std", "dead_entropy", "invalid_surge"):
+        check_number(f"report.stability.{name}", getattr(st, name), 0.0)
+    check_number("report.stability.low_reward", st.low_reward)
+    check_number("report.stability.spike_factor", st.spike_factor, 1.0)

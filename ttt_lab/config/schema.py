@@ -7,6 +7,7 @@ alone cannot express, naming the dotted key, the value and what is allowed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from ttt_lab.config.audit_schema import (  # noqa: F401  (part of the schema, im
     ReportConfig,
     StabilityConfig,
     validate_audit,
+    validate_report,
 )
 from ttt_lab.config.eval_schema import (  # noqa: F401  (part of the schema, imported from here too)
     EVAL_MODES,
@@ -35,6 +37,7 @@ from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
+from ttt_lab.names import PATTERN
 
 PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
@@ -43,6 +46,8 @@ PRECISIONS = ("auto", "fp32", "bf16")
 TINY_TOKENS = ("rows", "compact", "words")
 ATTENTIONS = ("auto", "eager", "sdpa")
 COMPILES = ("auto", "true", "false")
+DTYPES = ("float32", "bfloat16", "float16")
+DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
@@ -241,6 +246,9 @@ def _validate_phase_range(p: PhaseConfig, at: str, d: DatasetConfig) -> None:
 
 
 def _validate_phase(p: PhaseConfig, at: str) -> None:
+    if not isinstance(p.name, str) or not PATTERN.fullmatch(p.name) or ".." in p.name:
+        raise InvalidSetting(f"{at}.name", p.name, "letters, digits and . _ - (up to 128, starting with a letter "
+                             "or digit, no '..'): the phase's checkpoints go in a folder of that name")
     check_integer(f"{at}.steps", p.steps, 1)
     check_integer(f"{at}.batch_size", p.batch_size, 1)
     check_integer(f"{at}.num_generations", p.num_generations, 1)
@@ -251,6 +259,10 @@ def _validate_phase(p: PhaseConfig, at: str) -> None:
     if p.exploit_share is not None:
         check_number(f"{at}.exploit_share", p.exploit_share, 0.0, 1.0)
     check_number(f"{at}.temperature", p.temperature, 0.0)
+    if p.temperature == 0:
+        raise InvalidSetting(f"{at}.temperature", p.temperature, "a number above 0: GRPO samples a group of "
+                             "completions and scales the logits by 1/temperature, so 0 makes them alike and "
+                             "divides by zero")
     check_one_of(f"{at}.loss_type", p.loss_type, LOSS_TYPES)
     check_number(f"{at}.epsilon_high", p.epsilon_high, 0.0)
     check_number(f"{at}.beta", p.beta, 0.0)
@@ -298,6 +310,26 @@ def _validate_trains_something(t: TrainConfig) -> None:
                              "(e.g. `ttt-lab eval player=hf model.path=DIR`, without phase= or train.* overrides)")
 
 
+def _validate_model(m: ModelConfig) -> None:
+    """The model's settings, checked before anything loads: a bad dtype or device would otherwise
+    fail inside torch after a run was opened."""
+    check_one_of("model.dtype", m.dtype, DTYPES)
+    if not isinstance(m.device, str) or not DEVICE.fullmatch(m.device):
+        raise InvalidSetting("model.device", m.device, "cpu, cuda, cuda:N, mps or xpu (a torch device)")
+    check_one_of("model.tokens", m.tokens, TINY_TOKENS)
+    check_one_of("model.attention", m.attention, ATTENTIONS)
+    for name in ("hidden_size", "num_layers", "num_heads", "intermediate_size"):
+        check_integer(f"model.{name}", getattr(m, name), 1)
+    if m.hidden_size % m.num_heads:
+        raise InvalidSetting("model.hidden_size", m.hidden_size,
+                             f"a multiple of model.num_heads ({m.num_heads}): each head takes an equal share")
+    check_integer("model.lora.r", m.lora.r, 0)
+    check_integer("model.lora.alpha", m.lora.alpha, 1)
+    check_number("model.lora.dropout", m.lora.dropout, 0.0, 1.0)
+    if m.lora.dropout == 1.0:
+        raise InvalidSetting("model.lora.dropout", m.lora.dropout, "a number from 0 up to, not including, 1")
+
+
 def validate(cfg: Config) -> Config:
     """Check everything types cannot; raises `InvalidSetting` on the first problem."""
     validate_tracking(cfg.tracking)
@@ -335,8 +367,7 @@ def validate(cfg: Config) -> Config:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
     check_one_of("train.precision", cfg.train.precision, PRECISIONS)
-    check_one_of("model.tokens", cfg.model.tokens, TINY_TOKENS)
-    check_one_of("model.attention", cfg.model.attention, ATTENTIONS)
+    _validate_model(cfg.model)
     check_one_of("train.compile", str(cfg.train.compile).lower(), COMPILES)
     check_integer("train.eval_every", cfg.train.eval_every, 0)
     check_integer("train.eval_games", cfg.train.eval_games, 1)
@@ -347,5 +378,6 @@ def validate(cfg: Config) -> Config:
     _validate_trains_something(cfg.train)
     validate_eval(cfg.eval)
     validate_audit(cfg.audit)
+    validate_report(cfg.report)
     validate_launcher(cfg.launcher)
     return cfg

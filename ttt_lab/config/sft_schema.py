@@ -192,6 +192,7 @@ def validate_sft(s: SftConfig) -> None:
     check_integer("train.sft.num_games", s.num_games, 0)
     check_integer("train.sft.teacher_trees", s.teacher_trees, 0)
     check_one_of("train.sft.teacher_tie_break", s.teacher_tie_break, TIE_BREAKS)
+    check_number("train.sft.teacher_p_random", s.teacher_p_random, 0.0, 1.0)
     for p in s.teacher_strengths:
         check_number("train.sft.teacher_strengths", p, 0.0, 1.0)
     check_integer("train.sft.optimal_lines", s.optimal_lines, 0)
