@@ -7,6 +7,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests import forked_cli
 from tests.conftest import cli, free_port, start
 
@@ -69,6 +71,29 @@ def test_ui_refuses_a_port_in_use(home: Path) -> None:
         out = cli("ui", "--port", str(port), check=False)
     assert out.returncode == 2
     assert "already in use" in out.stderr and f"--port {port + 1}" in out.stderr
+
+
+def test_ui_names_a_host_it_cannot_resolve(home: Path) -> None:
+    out = cli("ui", "--host", "no-such-host.invalid", check=False)
+    assert out.returncode == 2 and "is not an address this machine can resolve" in out.stderr
+    assert "already in use" not in out.stderr and "Traceback" not in out.stderr
+
+
+def test_an_ipv6_host_is_bound_as_ipv6_and_bracketed_in_urls() -> None:
+    """`--host ::1` was checked on an IPv4 socket, so a free port read as one in use."""
+    from ttt_lab.api._serve import http_base, port_free
+
+    assert http_base("::1", 5000) == "http://[::1]:5000" and http_base("127.0.0.1", 80) == "http://127.0.0.1:80"
+    try:
+        taken = socket.socket(socket.AF_INET6)
+        taken.bind(("::1", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    with taken:
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert not port_free("::1", port)
+    assert port_free("::1", port)
 
 
 def _listening(port: int) -> bool:

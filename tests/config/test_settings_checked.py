@@ -129,6 +129,7 @@ def test_the_defaults_and_every_model_preset_pass() -> None:
     ("train.sft.teacher_p_random=1.5", "train.sft.teacher_p_random"),
     ("report.stability.collapse_tail=nan", "report.stability.collapse_tail"),
     ("audit.policy.max_fork_rate=nan", "audit.policy.max_fork_rate"),
+    ("train.vllm_gpu_memory_utilization=0", "train.vllm_gpu_memory_utilization"),
 ])
 def test_loading_stops_at_the_setting(override: str, field: str) -> None:
     with pytest.raises(InvalidSetting) as e:

@@ -5,6 +5,7 @@ waits until it answers and stops it (its whole process group) when interrupted."
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -63,14 +64,28 @@ class Server:
 
 
 def port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """Whether a server can listen on `port` at `host` (an IPv6 address when it has a colon, as the
+    servers bind it); `UiError` when `host` is no address this machine has."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # like the server: TIME_WAIT is no listener
         try:
             s.bind((host, port))
             s.listen()
-        except OSError:
-            return False
+        except (socket.gaierror, UnicodeError):
+            raise UiError(f"--host {host} is not an address this machine can resolve: use 127.0.0.1 (the "
+                          "default), ::1, localhost, 0.0.0.0 or one of this machine's addresses.") from None
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return False
+            raise UiError(f"cannot listen on {host} port {port} ({e.strerror}): use 127.0.0.1 (the default), "
+                          "::1, localhost, 0.0.0.0 or one of this machine's addresses.") from None
     return True
+
+
+def http_base(host: str, port: int) -> str:
+    """`http://host:port`, an IPv6 address in brackets as URLs need it."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _ready(url: str) -> bool:
@@ -109,7 +124,7 @@ def _mlflow_ui(overrides: Sequence[str] | None, host: str, port: int) -> Server:
     artifacts = Path(cfg.tracking.artifacts).resolve()
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", cfg.tracking.uri,
            "--default-artifact-root", artifacts.as_uri(), "--host", host, "--port", str(port), "--workers", "1"]
-    url = f"http://{host}:{port}"
+    url = http_base(host, port)
     return Server("MLflow UI", cmd, os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, url + "/health",
                   url, Path(cfg.home) / "ui" / "mlflow-server.log",
                   f"every run, parameter, metric and artifact of {cfg.tracking.uri}", f"store {cfg.tracking.uri}")
@@ -143,7 +158,7 @@ def _optuna_dashboard(study: str, storage: str | None, overrides: Sequence[str] 
                       "name `ttt-lab sweep` printed, or --storage for another storage.")
     env = os.environ | {"TTT_LAB_DASHBOARD_STORAGE": url, "TTT_LAB_DASHBOARD_HOST": host,
                         "TTT_LAB_DASHBOARD_PORT": str(port)}
-    base = f"http://{host}:{port}"
+    base = http_base(host, port)
     page = f"{base}/dashboard/studies/{opened.get_study_id_from_name(study)}"
     return Server("Optuna dashboard", [sys.executable, "-c", DASHBOARD], env, base + "/api/meta", page,
                   Path(cfg.home) / "ui" / "optuna-dashboard.log",

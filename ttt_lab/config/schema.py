@@ -366,6 +366,7 @@ def validate(cfg: Config) -> Config:
     if cfg.train.budget_games is not None:
         check_integer("train.budget_games", cfg.train.budget_games, 1)
     check_one_of("train.vllm_mode", cfg.train.vllm_mode, ("colocate", "server"))
+    check_number("train.vllm_gpu_memory_utilization", cfg.train.vllm_gpu_memory_utilization, 0.01, 1.0)
     check_one_of("train.precision", cfg.train.precision, PRECISIONS)
     _validate_model(cfg.model)
     check_one_of("train.compile", str(cfg.train.compile).lower(), COMPILES)
