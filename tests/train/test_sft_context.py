@@ -178,11 +178,11 @@ def test_dagger_passes_freeze_contexts_and_the_epochs_do_not(tiny_checkpoint: Pa
 
     from .test_sft_lean import tree_dagger_cfg
 
-    real_fit, real_loss, fits, calls, at_reply = sft_lean.LeanSFT.fit, sft_context.loss_sum, [], [], set()
+    real_fit, real_loss, fits, calls, at_reply = sft_lean.LeanSFT.fit_passes, sft_context.loss_sum, [], [], set()
 
-    def fit(self, data, epochs, schedule, *a, **k):
+    def fit_passes(self, passes, schedule, *a, **k):
         fits.append((schedule.frozen_context, schedule.frozen_prompt))
-        return real_fit(self, data, epochs, schedule, *a, **k)
+        return real_fit(self, passes, schedule, *a, **k)
 
     def loss_sum(model, items, pad):
         calls.append(len(fits))
@@ -192,7 +192,7 @@ def test_dagger_passes_freeze_contexts_and_the_epochs_do_not(tiny_checkpoint: Pa
                 at_reply.add(e.context == trained[0] - 1)
         return real_loss(model, items, pad)
 
-    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit_passes", fit_passes)
     monkeypatch.setattr(sft_context, "loss_sum", loss_sum)
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
                           f"train.sft.dagger_frozen_context={str(frozen).lower()}",

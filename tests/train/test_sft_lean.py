@@ -117,6 +117,35 @@ def test_a_schedules_own_rate_sets_its_steps_rate(two_layers: Path, tmp_path: Pa
     assert not all(torch.equal(a, b) for a, b in zip(before, weights(), strict=True))
 
 
+def test_passes_over_different_data_run_under_one_schedule(two_layers: Path, tmp_path: Path) -> None:
+    """`fit_passes`: one pass over each dataset in turn, one schedule spanning them all (a decay
+    reaches zero at the last pass's last update); `fit(data, n)` is `fit_passes([data] * n)`
+    update for update."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train.sft_lean import LeanSFT, Schedule, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    data = [encode(tok, r.messages) for r in games(cfg_for(tmp_path), 6)]
+
+    def loop() -> LeanSFT:
+        return LeanSFT(AutoModelForCausalLM.from_pretrained(two_layers), tok, learning_rate=1e-2, batch_size=2,
+                       micro_batch_size=2, bf16=False, seed=0)
+
+    assert loop().fit(data, 2, Schedule("cosine")) == loop().fit_passes([data, data], Schedule("cosine"))
+    short, rates = loop(), []
+    real = short.update
+
+    def update(*a, **k):
+        rates.append(short.opt.param_groups[0]["lr"])
+        return real(*a, **k)
+
+    short.update = update  # type: ignore[method-assign]
+    short.fit_passes([data, data[:2]], Schedule("linear"))
+    assert len(rates) == 3 + 1 and all(a > b > 0 for a, b in itertools.pairwise(rates))
+    assert short.opt.param_groups[0]["lr"] == 0.0
+
+
 def test_encode_marks_the_replies_and_can_keep_some(two_layers: Path, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
@@ -499,6 +528,39 @@ def test_tree_dagger_pool_holds_the_latest_walks_corrections_or_every_rounds(tin
     assert two["pool"] == 2 * two["corrections"] + (2 * one["corrections"] if pool == "all" else 0)
 
 
+@pytest.mark.parametrize("replay", [None, 1])
+def test_the_earlier_corrections_go_in_the_first_passes_only_when_asked(
+        tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replay: int | None) -> None:
+    """`dagger_replay_passes`: with `dagger_pool=all`, a round's first that many passes go over every
+    correction so far and the lines, the rest over the round's own corrections and the lines;
+    unset, every pass goes over them all."""
+    from ttt_lab.train import sft_lean
+    from ttt_lab.train.sft import run_sft
+    from ttt_lab.train.teacher_data import teacher_lines
+
+    real, fitted = sft_lean.LeanSFT.fit_passes, []
+
+    def fit_passes(self, passes, *a, **k):
+        fitted.append([len(d) for d in passes])
+        return real(self, passes, *a, **k)
+
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit_passes", fit_passes)
+    more = [] if replay is None else [f"train.sft.dagger_replay_passes={replay}"]
+    cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_epochs=2", *more)
+    one, two = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][:2]
+    n = len(teacher_lines(cfg))
+    assert one["corrections"] > 0 and two["corrections"] > 0 and two["pool"] > two["corrections"]
+    assert fitted[1] == [one["pool"] + n] * 2  # round 1: nothing earlier
+    assert fitted[2] == ([two["pool"] + n] * 2 if replay is None else [two["pool"] + n, two["corrections"] + n])
+
+
+def test_replay_passes_are_a_count_of_passes(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match="dagger_replay_passes"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_replay_passes=0")
+
+
 @pytest.mark.parametrize("scheduler", [None, "linear", "cosine"])
 def test_dagger_rounds_anneal_their_rate_and_the_epochs_keep_theirs(tiny_checkpoint: Path, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
@@ -509,9 +571,9 @@ def test_dagger_rounds_anneal_their_rate_and_the_epochs_keep_theirs(tiny_checkpo
     from ttt_lab.train import sft_lean
     from ttt_lab.train.sft import run_sft
 
-    real, rates = sft_lean.LeanSFT.fit, []
+    real, rates = sft_lean.LeanSFT.fit_passes, []
 
-    def fit(self, data, epochs, schedule, *a, **k):
+    def fit_passes(self, passes, schedule, *a, **k):
         rates.append([])
         real_update = self.update
 
@@ -521,11 +583,11 @@ def test_dagger_rounds_anneal_their_rate_and_the_epochs_keep_theirs(tiny_checkpo
 
         self.update = update
         try:
-            return real(self, data, epochs, schedule, *a, **k)
+            return real(self, passes, schedule, *a, **k)
         finally:
             del self.update
 
-    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit_passes", fit_passes)
     more = [] if scheduler is None else [f"train.sft.dagger_lr_scheduler={scheduler}"]
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=2", "train.sft.dagger_epochs=2",
                           "train.sft.learning_rate=1e-3", "train.sft.lr_scheduler=constant",
@@ -558,18 +620,18 @@ def test_tree_dagger_passes_go_over_the_teachers_lines_or_the_corrections_alone(
     from ttt_lab.train.sft import run_sft
     from ttt_lab.train.teacher_data import teacher_lines
 
-    real, fitted = sft_lean.LeanSFT.fit, []
+    real, fitted = sft_lean.LeanSFT.fit_passes, []
 
-    def fit(self, data, *a, **k):
-        fitted.append(len(data))
-        return real(self, data, *a, **k)
+    def fit_passes(self, passes, *a, **k):
+        fitted.append([len(d) for d in passes])
+        return real(self, passes, *a, **k)
 
-    monkeypatch.setattr(sft_lean.LeanSFT, "fit", fit)
+    monkeypatch.setattr(sft_lean.LeanSFT, "fit_passes", fit_passes)
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
                           f"train.sft.dagger_lines={str(lines).lower()}")
     one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
     assert one["pool"] > 0 and teacher_lines(cfg) and len(fitted) == 2  # the epochs, then the round's passes
-    assert fitted[1] == one["pool"] + (len(teacher_lines(cfg)) if lines else 0)
+    assert fitted[1] == [one["pool"] + (len(teacher_lines(cfg)) if lines else 0)]  # one pass (dagger_epochs=1)
 
 
 def test_tree_dagger_weighs_corrections_by_the_evaluations_reach(tiny_checkpoint: Path, tmp_path: Path) -> None:

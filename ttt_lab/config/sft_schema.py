@@ -133,6 +133,11 @@ class SftConfig:
     aggregate); `latest`, the latest walk's only. With `dagger_tree` a walk finds every mistake the
     policy still makes, so `latest` drops only the corrections that already hold, and a round's
     passes shrink as the policy improves."""
+    dagger_replay_passes: int | None = None
+    """With `dagger_pool: all`: how many of a round's `dagger_epochs` passes (the first ones) also go
+    over the earlier rounds' corrections; the others go over this round's corrections and the
+    lines only, so the aggregate, which holds what the earlier rounds set, costs one pass a round
+    instead of every pass. Unset: every pass."""
     dagger_lines: bool = True
     """A round's passes also go over the teacher's lines against the optimal opponent (not with
     `dagger_all`); false: the corrections alone, the passes cheaper by the lines' tokens, the lines'
@@ -239,6 +244,8 @@ def _validate_dagger(s: SftConfig) -> None:
     check_integer("train.sft.dagger_epochs", s.dagger_epochs, 1)
     check_integer("train.sft.dagger_mistake_weight", s.dagger_mistake_weight, 1)
     check_integer("train.sft.dagger_reach_cap", s.dagger_reach_cap, 1)
+    if s.dagger_replay_passes is not None:
+        check_integer("train.sft.dagger_replay_passes", s.dagger_replay_passes, 1)
     check_one_of("train.sft.dagger_mistakes", s.dagger_mistakes, DAGGER_MISTAKES)
     check_one_of("train.sft.dagger_pool", s.dagger_pool, DAGGER_POOLS)
     if s.dagger_lr_scheduler is not None:

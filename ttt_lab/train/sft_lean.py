@@ -249,18 +249,23 @@ class LeanSFT:
             on_epoch: Callable[[int], None] | None = None) -> list[float]:
         """`epochs` shuffled passes over `data` in updates of `batch_size` games under `schedule`
         (transformers' scheduler names; this call's steps only)."""
+        return self.fit_passes([data] * epochs, schedule, on_step=on_step, on_epoch=on_epoch)
+
+    def fit_passes(self, passes: Sequence[Sequence[Encoded]], schedule: Schedule,
+                   on_step: Callable[[int, float], None] | None = None,
+                   on_epoch: Callable[[int], None] | None = None) -> list[float]:
+        """One shuffled pass over each of `passes` in turn, under one `schedule` that spans them all."""
         from transformers import get_scheduler
 
-        per_epoch = math.ceil(len(data) / self.batch)
         for group in self.opt.param_groups:
             group["lr"] = self.lr if schedule.learning_rate is None else schedule.learning_rate
             group.pop("initial_lr", None)
         sched = get_scheduler(schedule.name, self.opt, num_warmup_steps=schedule.warmup_steps,
-                              num_training_steps=per_epoch * epochs)
+                              num_training_steps=sum(math.ceil(len(d) / self.batch) for d in passes))
         self.model.train()
         losses = []
         order = schedule.order or self.order
-        for epoch in range(epochs):
+        for epoch, data in enumerate(passes):
             for update in self._updates(data, order):
                 loss = self.update([data[i] for i in update], packed=order == "prefix",
                                    frozen_context=schedule.frozen_context,
@@ -272,7 +277,6 @@ class LeanSFT:
             if on_epoch:
                 on_epoch(epoch)
         return losses
-
 
     def _updates(self, data: Sequence[Encoded], order_name: str) -> list[list[int]]:
         """An epoch's updates of `batch_size` indices: a random draw (`order=random`), or runs of

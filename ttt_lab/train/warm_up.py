@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from ttt_lab import log
 from ttt_lab.config.schema import Config, warm_up_seed
+from ttt_lab.config.sft_schema import SftConfig
 from ttt_lab.env.record import GameRecord
 from ttt_lab.env.settings import DatasetConfig
 from ttt_lab.game.seeding import derive_seed
@@ -206,6 +207,8 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
             pool = new + earlier + (wrong + earlier) * (s.dagger_mistake_weight - 1)
         else:
             pool = earlier + new * s.dagger_mistake_weight
+        latest = new + wrong * (s.dagger_mistake_weight - 1) if s.dagger_all else new * s.dagger_mistake_weight
+        passes = _passes(s, pool, latest, lines)
         fixes += wrong if s.dagger_all else new * s.dagger_mistake_weight
         row |= {"round": k + 1, **counts, "pool": len(pool), "play_seconds": round(time.perf_counter() - t, 1)}
         LOG.info(f"DAgger round {k + 1}: {counts['mistakes']} of {counts['turns']} greedy replies wrong "
@@ -224,10 +227,17 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         if pool:
             rate = Schedule(s.dagger_lr_scheduler or s.lr_scheduler, 0, s.dagger_learning_rate, s.dagger_order,
                             s.dagger_frozen_context, s.dagger_frozen_prompt)
-            losses += loop.fit(pool + lines, s.dagger_epochs, rate, on_step=on_step,
-                               on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
+            losses += loop.fit_passes(passes, rate, on_step=on_step,
+                                      on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
     rounds += _end_rows(cfg, model, tokenizer, runtime, player, rows, keep)
     return losses
+
+
+def _passes(s: SftConfig, pool: list[Encoded], latest: list[Encoded], lines: list[Encoded]) -> list[list[Encoded]]:
+    """A round's passes: `dagger_epochs` over the pool and the lines, or with `dagger_replay_passes`
+    the first that many over them and the rest over this round's own corrections and the lines."""
+    replay = s.dagger_epochs if s.dagger_replay_passes is None else min(s.dagger_replay_passes, s.dagger_epochs)
+    return [pool + lines] * replay + [latest + lines] * (s.dagger_epochs - replay)
 
 
 def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Rows, keep) -> list[dict]:
