@@ -52,6 +52,17 @@ def test_a_model_device_is_a_torch_device_name(device: str) -> None:
         _refused("model.device", _validate_model, m)
 
 
+@pytest.mark.parametrize(("device", "ok"), [("cpu", True), ("cuda", True), ("cuda:3", True), ("mps", True),
+                                          ("xpu:0", True), ("cpu:0", False), ("gpu", False), ("cuda:", False),
+                                          ("cuda:\u0661", False), ("CUDA", False), (" cpu", False)])
+def test_which_device_names_pass(device: str, ok: bool) -> None:
+    """`cpu:0` is refused: the code compares `model.device == "cpu"`, so it would run as an accelerator."""
+    if ok:
+        _validate_model(ModelConfig(device=device))
+    else:
+        _refused("model.device", _validate_model, ModelConfig(device=device))
+
+
 @given(st.integers(-2, 300), st.integers(-2, 20))
 def test_the_heads_split_the_width_evenly(hidden: int, heads: int) -> None:
     m = ModelConfig(hidden_size=hidden, num_heads=heads)

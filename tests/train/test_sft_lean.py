@@ -783,3 +783,16 @@ def test_the_passes_kernel_is_a_lean_loop_setting(tmp_path: Path) -> None:
     with pytest.raises(InvalidSetting, match=r"train\.sft\.attention.*loop=lean"):
         cfg_for(tmp_path, "train.sft.loop=trl", "train.sft.attention=eager")
     assert cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.attention=eager").train.sft.attention == "eager"
+
+
+def test_a_round_with_nothing_of_its_own_replays_the_pool_alone() -> None:
+    """`_passes` leaves out a pass with nothing in it (no corrections of the round's own and no
+    lines): a pass over nothing would stop the loop."""
+    from ttt_lab.config.sft_schema import SftConfig
+    from ttt_lab.train.warm_up import _passes
+
+    s = SftConfig(dagger_epochs=3, dagger_replay_passes=1)
+    assert _passes(s, ["a", "b"], [], []) == [["a", "b"]]  # type: ignore[list-item]
+    assert _passes(s, ["a", "b"], ["b"], ["L"]) == [["a", "b", "L"], ["b", "L"], ["b", "L"]]  # type: ignore[list-item]
+    assert _passes(SftConfig(dagger_epochs=2), ["a"], ["a"], ["L"]) == [["a", "L"]] * 2  # type: ignore[list-item]
+    assert _passes(SftConfig(dagger_epochs=2, dagger_replay_passes=5), ["a"], [], []) == [["a"]] * 2  # type: ignore[list-item]

@@ -47,7 +47,7 @@ TINY_TOKENS = ("rows", "compact", "words")
 ATTENTIONS = ("auto", "eager", "sdpa")
 COMPILES = ("auto", "true", "false")
 DTYPES = ("float32", "bfloat16", "float16")
-DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
+DEVICE = re.compile(r"cpu|mps|(cuda|xpu)(:[0-9]+)?")
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
@@ -315,7 +315,7 @@ def _validate_model(m: ModelConfig) -> None:
     fail inside torch after a run was opened."""
     check_one_of("model.dtype", m.dtype, DTYPES)
     if not isinstance(m.device, str) or not DEVICE.fullmatch(m.device):
-        raise InvalidSetting("model.device", m.device, "cpu, cuda, cuda:N, mps or xpu (a torch device)")
+        raise InvalidSetting("model.device", m.device, "cpu, mps, cuda, cuda:N, xpu or xpu:N (a torch device)")
     check_one_of("model.tokens", m.tokens, TINY_TOKENS)
     check_one_of("model.attention", m.attention, ATTENTIONS)
     for name in ("hidden_size", "num_layers", "num_heads", "intermediate_size"):

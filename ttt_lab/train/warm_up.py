@@ -237,7 +237,8 @@ def _passes(s: SftConfig, pool: list[Encoded], latest: list[Encoded], lines: lis
     """A round's passes: `dagger_epochs` over the pool and the lines, or with `dagger_replay_passes`
     the first that many over them and the rest over this round's own corrections and the lines."""
     replay = s.dagger_epochs if s.dagger_replay_passes is None else min(s.dagger_replay_passes, s.dagger_epochs)
-    return [pool + lines] * replay + [latest + lines] * (s.dagger_epochs - replay)
+    passes = [pool + lines] * replay + [latest + lines] * (s.dagger_epochs - replay)
+    return [p for p in passes if p]  # a round with nothing of its own (and no lines) replays the pool alone
 
 
 def _end_rows(cfg: Config, model, tokenizer, runtime: Runtime, player, rows: Rows, keep) -> list[dict]:
