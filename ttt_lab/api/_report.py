@@ -138,10 +138,7 @@ class Export:
         from ttt_lab import atomic
 
         target = Path(path)
-        kind = fmt or target.suffix.lstrip(".").lower()
-        if kind not in ("csv", "parquet", "json"):
-            raise TttLabError(f"cannot tell the export format of {target}: use a .csv, .parquet or .json file name, "
-                              "or --format csv|parquet|json.")
+        kind = export_format(target, fmt)
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "csv":
             atomic.write_text(target, self.frame().to_csv(index=False))
@@ -152,6 +149,25 @@ class Export:
             self.frame().to_parquet(tmp, index=False)
             os.replace(tmp, target)
         return target
+
+
+def export_format(path: str | os.PathLike[str], fmt: str | None = None, default: str | None = None) -> str:
+    """The format of an export to `path`: `fmt`, else its suffix's, else `default`; `TttLabError`
+    when none names one, when `fmt` and a format's suffix disagree, or when `path` is a folder."""
+    target = Path(path)
+    suffix = target.suffix.lstrip(".").lower()
+    known = suffix if suffix in ("csv", "parquet", "json") else None
+    if fmt and known and known != fmt:
+        raise TttLabError(f"--format {fmt} and --out {target} disagree: name the file .{fmt}, or drop --format "
+                          f"to write {known} as its name says.")
+    kind = fmt or known or default
+    if kind not in ("csv", "parquet", "json"):
+        raise TttLabError(f"cannot tell the export format of {target}: use a .csv, .parquet or .json file name, "
+                          "or --format csv|parquet|json.")
+    if target.is_dir():
+        raise TttLabError(f"--out {target} is a folder: give a file name inside it, e.g. "
+                          f"--out {target / ('STUDY.' + kind)}.")
+    return kind
 
 
 def export(study: str, *, overrides: Sequence[str] | None = None) -> Export:

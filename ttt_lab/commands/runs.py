@@ -49,18 +49,10 @@ def export_runs(study: str, fmt: str | None, out: str | None, overrides: list[st
 def _export_format(fmt: str | None, out: str | None) -> str:
     """The format asked for, checked against `out` before anything is read: a `--out x.parquet`
     written as csv, or over a folder, would be a file nobody can open."""
-    from pathlib import Path
+    from ttt_lab.api._report import export_format
 
     if fmt is not None and fmt not in EXPORT_FORMATS:
         raise TttLabError(f"--format {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}.")
-    suffix = Path(out).suffix.lstrip(".").lower() if out and out != "-" else ""
-    if fmt and suffix in EXPORT_FORMATS and suffix != fmt:
-        raise TttLabError(f"--format {fmt} and --out {out} disagree: name the file .{fmt}, or drop --format "
-                          f"to write {suffix} as its name says.")
-    fmt = fmt or (suffix if suffix in EXPORT_FORMATS else "csv")
     if out == "-" and fmt == "parquet":
         raise TttLabError("Parquet is binary: give --out FILE.parquet, or --format csv|json for stdout.")
-    if out and out != "-" and Path(out).is_dir():
-        raise TttLabError(f"--out {out} is a folder: give a file name inside it, e.g. "
-                          f"--out {Path(out) / ('STUDY.' + fmt)}.")
-    return fmt
+    return (fmt or "csv") if not out or out == "-" else export_format(out, fmt, default="csv")

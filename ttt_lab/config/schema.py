@@ -37,7 +37,7 @@ from ttt_lab.env.episode import SEEDINGS
 from ttt_lab.env.settings import DatasetConfig, EnvConfig, check_integer, check_number, check_one_of
 from ttt_lab.errors import InvalidSetting
 from ttt_lab.game.opponents import SCORINGS, TIE_BREAKS
-from ttt_lab.names import PATTERN
+from ttt_lab.names import is_name
 
 PLAYER_KINDS = ("scripted", "hf", "openai")
 SCRIPTED_POLICIES = ("minimax", "random")
@@ -246,7 +246,7 @@ def _validate_phase_range(p: PhaseConfig, at: str, d: DatasetConfig) -> None:
 
 
 def _validate_phase(p: PhaseConfig, at: str) -> None:
-    if not isinstance(p.name, str) or not PATTERN.fullmatch(p.name) or ".." in p.name:
+    if not is_name(p.name):
         raise InvalidSetting(f"{at}.name", p.name, "letters, digits and . _ - (up to 128, starting with a letter "
                              "or digit, no '..'): the phase's checkpoints go in a folder of that name")
     check_integer(f"{at}.steps", p.steps, 1)
