@@ -105,22 +105,51 @@ def _show(value: Any) -> str:
     return f"`{value}`"
 
 
-def _section(cls: type, prefix: str, hints_of: dict[type, dict[str, Any]]) -> tuple[list[str], list[tuple[type, str]]]:
-    """The table of `cls`'s leaves under `prefix`, and the nested dataclasses to document next."""
+Nested = tuple[type, str, str]
+"""A nested section to document: its dataclass, its key prefix and the text above its table."""
+
+
+def _section(cls: type, prefix: str, hints_of: dict[type, dict[str, Any]]) -> tuple[list[str], list[Nested]]:
+    """The table of `cls`'s leaves under `prefix`, and the nested dataclasses to document next
+    (the field's own docstring above each: a nested section is documented where it is declared)."""
     docs = _field_docs(cls)
     hints = hints_of.setdefault(cls, typing.get_type_hints(cls))
     rows, nested = [], []
     for f in dataclasses.fields(cls):
-        key = f"{prefix}{f.name}"
-        value = _default(f)
+        key, value, doc = f"{prefix}{f.name}", _default(f), docs.get(f.name, "")
         if dataclasses.is_dataclass(value):
-            nested.append((type(value), f"{key}."))
+            nested.append((type(value), f"{key}.", doc))
             continue
-        item = [a for a in typing.get_args(hints[f.name]) if dataclasses.is_dataclass(a)]
-        if typing.get_origin(hints[f.name]) is list and item:
-            nested.append((item[0], f"{key}.N."))
-        rows.append(f"| `{key}` | {_show(value)} | {_cell(docs.get(f.name, ''))} |")
+        hint = hints[f.name]
+        item = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
+        if typing.get_origin(hint) is list and item:
+            nested.append((item[0], f"{key}.N.", doc))
+        entry = _dict_of_lists(hint)
+        if entry is not None:
+            nested.append((entry, f"{key}.NAME.N.", _named_lists(doc, value)))
+        rows.append(f"| `{key}` | {_show(value)} | {_cell(doc)} |")
     return rows, nested
+
+
+def _dict_of_lists(hint: Any) -> type | None:
+    """The dataclass of a `dict[str, list[dataclass]]` field (named lists, as eval's suites)."""
+    if typing.get_origin(hint) is not dict:
+        return None
+    inner = typing.get_args(hint)[1]
+    item = [a for a in typing.get_args(inner) if dataclasses.is_dataclass(a)]
+    return item[0] if typing.get_origin(inner) is list and item else None
+
+
+def _named_lists(doc: str, value: dict[str, list[Any]]) -> str:
+    """The field's docstring, then each shipped list by name: its entries' fields that differ from
+    the dataclass's defaults."""
+    def entry(e: Any) -> str:
+        first, *rest = dataclasses.fields(e)
+        changed = [f"{f.name}={getattr(e, f.name)}" for f in rest if getattr(e, f.name) != _default(f)]
+        return f"`{getattr(e, first.name)}`" + (f" ({', '.join(changed)})" if changed else "")
+    shipped = [f"- `{name}`: " + ", ".join(entry(e) for e in items) for name, items in value.items()]
+    return "\n".join([doc, "", "Shipped, each entry by its first field and the settings in which it differs from the "
+                       "defaults below:", "", *shipped]).strip()
 
 
 def config_page() -> str:
@@ -134,12 +163,14 @@ def config_page() -> str:
              "preset's values (e.g. `experiment=tiny_cpu`) differ from these: `ttt-lab config show "
              "experiment=tiny_cpu --diff` prints what a preset changes.", ""]
     hints_of: dict[type, dict[str, Any]] = {}
-    queue: list[tuple[type, str]] = [(Config, "")]
+    queue: list[Nested] = [(Config, "", "")]
     while queue:
-        cls, prefix = queue.pop(0)
+        cls, prefix, doc = queue.pop(0)
         rows, nested = _section(cls, prefix, hints_of)
         title = prefix.rstrip(".") or "top level"
         lines += [f"## `{title}`", ""]
+        if doc:
+            lines += [doc, ""]
         if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
             lines += [inspect.cleandoc(cls.__doc__), ""]
         if rows:

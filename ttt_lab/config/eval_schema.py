@@ -16,10 +16,15 @@ EVAL_MODES = ("auto", "exact", "sampled")
 @dataclass
 class SuiteEntry:
     name: str = "optimal"
+    """The entry's name in the metrics (`eval/NAME/win_rate`, ...)."""
     opponent: str = "minimax"
+    """An opponent, as `opponent=` names one (random, minimax, ...)."""
     tie_break: str = "random"
+    """How the opponent chooses among equally good moves, as `opponent.tie_break`."""
     scoring: str = "value"
+    """How the opponent scores moves, as `opponent.scoring`."""
     p_random: float = 0.0
+    """The chance the opponent plays a uniformly random move instead, each turn."""
 
 
 def _default_suites() -> dict[str, list[SuiteEntry]]:
@@ -42,6 +47,8 @@ def _default_suites() -> dict[str, list[SuiteEntry]]:
 @dataclass
 class EvalConfig:
     suite: str = "default"
+    """The opponents a policy is evaluated against: the name of a list in `eval.suites` (shipped:
+    default, quick, tiebreak; a config may add its own)."""
     games: int = 200
     """Games per opponent of the suite, split evenly over who moves first."""
     batch_size: int = 256
@@ -56,6 +63,8 @@ class EvalConfig:
     """Exact mode: paths less likely than this are not followed; their probability is reported as
     `unexplored` and bounds every rate (`*_lo`, `*_hi`)."""
     suites: dict[str, list[SuiteEntry]] = field(default_factory=_default_suites)
+    """Named opponent lists, each entry an opponent evaluated under its `name` (the metrics'
+    `eval/NAME/...`)."""
 
 
 @dataclass
