@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from ttt_lab import log
@@ -106,9 +107,10 @@ def convert(source: Path, path: Path) -> Path:
     quiet_transformers()
     LOG.info(f"converting {source.name} to a checkpoint at {path} (once; later loads read it)")
     folder, name = str(source.parent), source.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    with contextlib.redirect_stderr(io.StringIO()):  # transformers' GGUF reader draws a bar of its own
-        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    with _gguf_read_once():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        with contextlib.redirect_stderr(io.StringIO()):  # transformers' GGUF reader draws a bar of its own
+            loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):  # the saved weights are plain: loading must not re-quantize
         del config.quantization_config
@@ -125,6 +127,24 @@ def convert(source: Path, path: Path) -> Path:
     (tmp / ORIGINAL_TEMPLATE).write_text(original)
     tmp.rename(path)
     return path
+
+
+@contextlib.contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """transformers parses the GGUF file once for the config, once for the tokenizer and once for
+    the weights, and builds gguf's tensor-name table once per submodule; within this block each
+    is built once (both are read-only: the same reader and table serve every call)."""
+    import functools
+
+    import gguf
+
+    reader, names = gguf.GGUFReader, gguf.get_tensor_name_map
+    gguf.GGUFReader = functools.cache(reader)
+    gguf.get_tensor_name_map = functools.cache(names)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, names
 
 
 def default_system(template: str) -> str:
