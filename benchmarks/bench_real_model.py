@@ -213,10 +213,13 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
     data = data[:positions] + [encode(tok, r.messages) for r in games[1:: max(1, len(games) // max(1, lines))][:lines]]
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=4, bf16=bf16, seed=0)
     levers = (("positions, padded micro 4", False, False, None), ("+ frozen contexts", True, False, None),
-              ("+ frozen prompts", True, True, None), ("frozen contexts, eager passes", True, False, "eager"))
+              ("+ frozen prompts", True, True, None), ("frozen contexts, eager passes", True, False, "eager"),
+              (CONTEXTS_ONLY, True, False, None))
 
     def run(row: dict) -> float:
         loop.attention = row["attention"]  # train.sft.attention: the passes' kernel
+        if row["lever"] == CONTEXTS_ONLY:
+            return contexts_only(loop, data)
         return loop.update(data, frozen_context=row["frozen"], frozen_prompt=row["prompt"])
 
     rows = [{"lever": name, "frozen": frozen, "prompt": prompt, "attention": kernel, "wall": []}
@@ -232,6 +235,25 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
         row["tok/s"] = sum(len(e.ids) for e in data) / statistics.median(row.pop("wall"))
         print(row, flush=True)
     return rows
+
+
+CONTEXTS_ONLY = "the contexts alone (no grad)"
+"""Not a lever: the frozen-context update's forward over its contexts alone, so the two rows'
+ratio is the share of a round's update that contexts computed once a round would save."""
+
+
+def contexts_only(loop, data: list) -> float:
+    """The contexts of `data` as a frozen-context update computes them (its micro-batches, no
+    gradient); nan for the loss."""
+    import torch
+
+    from ttt_lab.train import sft_context
+
+    frozen = sorted((g for g in data if g.context), key=lambda g: len(g.ids) - g.context)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=loop.bf16):
+        for chunk in loop._chunks(frozen, True):
+            sft_context._contexts(loop.model, chunk)
+    return float("nan")
 
 
 def walk_levers(path: Path, *, positions: int = 48, repeat: int = 1) -> list[dict]:
