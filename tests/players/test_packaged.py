@@ -73,6 +73,15 @@ def test_a_second_resolve_reuses_the_conversion(converted: Path) -> None:
     assert again == converted and (again / "model.safetensors").stat().st_mtime_ns == stamp
 
 
+def test_the_conversion_leaves_gguf_as_it_found_it(converted: Path) -> None:
+    """The conversion reads the file once through cached stand-ins, restored when it ends."""
+    import gguf
+    from gguf.gguf_reader import GGUFReader
+    from gguf.tensor_mapping import get_tensor_name_map
+
+    assert gguf.GGUFReader is GGUFReader and gguf.get_tensor_name_map is get_tensor_name_map
+
+
 MESSAGE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 
 

@@ -138,13 +138,14 @@ def _gguf_read_once() -> Iterator[None]:
 
     import gguf
 
-    reader, names = gguf.GGUFReader, gguf.get_tensor_name_map
-    gguf.GGUFReader = functools.cache(reader)
-    gguf.get_tensor_name_map = functools.cache(names)
+    saved = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map")}
+    for name, built in saved.items():
+        setattr(gguf, name, functools.cache(built))
     try:
         yield
     finally:
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader, names
+        for name, built in saved.items():
+            setattr(gguf, name, built)
 
 
 def default_system(template: str) -> str:
