@@ -194,7 +194,8 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
     conversation up to a reply of the teacher's lines, the loss on that reply only, every depth
     past the first reply) and `lines` of the teacher's whole lines (a round's passes hold both),
     padded (today's DAgger pass), with frozen contexts (`train.sft.dagger_frozen_context`) and
-    frozen prompts too (`train.sft.dagger_frozen_prompt`); wall seconds, as `warm_up_levers`."""
+    frozen prompts too (`train.sft.dagger_frozen_prompt`), and the frozen update's contexts alone
+    (`contexts_only`); wall seconds, as `warm_up_levers`."""
     from ttt_lab.config.load import load
     from ttt_lab.players.scripted import minimax_player
     from ttt_lab.train.checkpoints import load_model
@@ -250,7 +251,8 @@ def contexts_only(loop, data: list) -> float:
     from ttt_lab.train import sft_context
 
     frozen = sorted((g for g in data if g.context), key=lambda g: len(g.ids) - g.context)
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=loop.bf16):
+    device = next(loop.model.parameters()).device
+    with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=loop.bf16):
         for chunk in loop._chunks(frozen, True):
             sft_context._contexts(loop.model, chunk)
     return float("nan")

@@ -82,6 +82,19 @@ def test_the_conversion_leaves_gguf_as_it_found_it(converted: Path) -> None:
     assert gguf.GGUFReader is GGUFReader and gguf.get_tensor_name_map is get_tensor_name_map
 
 
+def test_a_nested_read_once_block_leaves_the_restore_to_the_outer_one() -> None:
+    import gguf
+    from gguf.gguf_reader import GGUFReader
+
+    from ttt_lab.players.packaged import _gguf_read_once
+
+    with _gguf_read_once():
+        with _gguf_read_once():
+            pass
+        assert gguf.GGUFReader is not GGUFReader  # still the outer block's stand-in
+    assert gguf.GGUFReader is GGUFReader
+
+
 MESSAGE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 
 
