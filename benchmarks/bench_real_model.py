@@ -250,10 +250,10 @@ def contexts_only(loop, data: list) -> float:
 
     from ttt_lab.train import sft_context
 
-    frozen = sorted((g for g in data if g.context), key=lambda g: len(g.ids) - g.context)
+    frozen, _ = loop.micro_batches(data, True)
     device = next(loop.model.parameters()).device
     with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=loop.bf16):
-        for chunk in loop._chunks(frozen, True):
+        for chunk in frozen:
             sft_context._contexts(loop.model, chunk)
     return float("nan")
 

@@ -199,10 +199,9 @@ class LeanSFT:
         """The update's games, sorted by the length they compute with gradient, in padded
         micro-batches; with `frozen_context`, those with a context through `sft_context` and the
         rest (nothing to freeze: a line, a first reply) as without it; the loss."""
-        frozen = sorted((g for g in games if frozen_context and g.context), key=lambda g: len(g.ids) - g.context)
-        whole = sorted((g for g in games if not (frozen_context and g.context)), key=lambda g: len(g.ids))
+        frozen, whole = self.micro_batches(games, frozen_context)
         total = 0.0
-        for chunk, cut in [(c, True) for c in self._chunks(frozen, True)] + [(c, False) for c in self._chunks(whole)]:
+        for chunk, cut in [(c, True) for c in frozen] + [(c, False) for c in whole]:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 if cut:
                     loss = sft_context.loss_sum(self.model, chunk, self.pad) / items
@@ -214,6 +213,15 @@ class LeanSFT:
             total += float(loss.detach())
             self.tokens += len(chunk) * max(len(g.ids) for g in chunk)  # the padded rows' tokens
         return total
+
+    def micro_batches(self, games: Sequence[Encoded], frozen_context: bool
+                      ) -> tuple[list[Sequence[Encoded]], list[Sequence[Encoded]]]:
+        """A padded update's micro-batches: those whose contexts run without gradient (with
+        `frozen_context`, the games that have one, by the length computed with gradient), then the
+        rest (by length)."""
+        frozen = sorted((g for g in games if frozen_context and g.context), key=lambda g: len(g.ids) - g.context)
+        whole = sorted((g for g in games if not (frozen_context and g.context)), key=lambda g: len(g.ids))
+        return self._chunks(frozen, True), self._chunks(whole)
 
     def _chunks(self, games: Sequence[Encoded], frozen_context: bool = False) -> list[Sequence[Encoded]]:
         """Micro-batches of `micro_batch_size` games; with `frozen_context`, of as many as keep the
