@@ -193,9 +193,10 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
     """Tokens/s of one update over `positions` single-reply positions (DAgger's form: the
     conversation up to a reply of the teacher's lines, the loss on that reply only, every depth
     past the first reply) and `lines` of the teacher's whole lines (a round's passes hold both),
-    padded (today's DAgger pass), with frozen contexts (`train.sft.dagger_frozen_context`) and
-    frozen prompts too (`train.sft.dagger_frozen_prompt`), and the frozen update's contexts alone
-    (`contexts_only`); wall seconds, as `warm_up_levers`."""
+    padded (today's DAgger pass), with frozen contexts (`train.sft.dagger_frozen_context`),
+    frozen prompts too (`train.sft.dagger_frozen_prompt`), contexts kept from before the update
+    (`train.sft.dagger_context_once`), and the frozen update's contexts alone (`contexts_only`);
+    wall seconds, as `warm_up_levers`."""
     from ttt_lab.config.load import load
     from ttt_lab.players.scripted import minimax_player
     from ttt_lab.train.checkpoints import load_model
@@ -215,10 +216,13 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=4, bf16=bf16, seed=0)
     levers = (("positions, padded micro 4", False, False, None), ("+ frozen contexts", True, False, None),
               ("+ frozen prompts", True, True, None), ("frozen contexts, eager passes", True, False, "eager"),
-              (CONTEXTS_ONLY, True, False, None))
+              (CONTEXTS_KEPT, True, False, "eager"), (CONTEXTS_ONLY, True, False, None))
+    loop.attention = "eager"  # the kept row's kernel, as the eager row's (the file's recipe)
+    kept = loop.keep_contexts(data)  # computed once, as a round does before its passes
 
     def run(row: dict) -> float:
         loop.attention = row["attention"]  # train.sft.attention: the passes' kernel
+        loop.contexts = kept if row["lever"] == CONTEXTS_KEPT else None
         if row["lever"] == CONTEXTS_ONLY:
             return contexts_only(loop, data)
         return loop.update(data, frozen_context=row["frozen"], frozen_prompt=row["prompt"])
@@ -237,6 +241,10 @@ def dagger_levers(path: Path, *, bf16: bool, positions: int = 16, lines: int = 0
         print(row, flush=True)
     return rows
 
+
+CONTEXTS_KEPT = "eager, contexts kept a round"
+"""The frozen-context update reading contexts computed before it (`train.sft.dagger_context_once`):
+a round computes them once for all its passes, so the row leaves that out."""
 
 CONTEXTS_ONLY = "the contexts alone (no grad)"
 """Not a lever: the frozen-context update's forward over its contexts alone, so the two rows'

@@ -113,7 +113,7 @@ def test_an_update_mixing_lines_and_positions_has_the_padded_loss(two_layers: Pa
     data = positions(tok, records)[:5] + [encode(tok, r.messages) for r in records]
     loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=len(data), micro_batch_size=2, bf16=False, seed=0)
     real, seen = sft_context.loss_sum, []
-    monkeypatch.setattr(sft_context, "loss_sum", lambda m, items, pad: seen.extend(items) or real(m, items, pad))
+    monkeypatch.setattr(sft_context, "loss_sum", lambda m, items, *a: seen.extend(items) or real(m, items, *a))
     padded = loop.update(data)
     assert not seen
     for prompt in (False, True):
@@ -166,41 +166,174 @@ def test_the_loop_trains_on_frozen_contexts(two_layers: Path, tmp_path: Path) ->
         assert not all(torch.allclose(a, b) for a, b in zip(after[i], after[j], strict=True))
 
 
-@pytest.mark.parametrize(("frozen", "prompt"), [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize(("frozen", "prompt", "once"), [(True, False, False), (True, True, False),
+                                                     (False, False, False), (True, True, True)])
 def test_dagger_passes_freeze_contexts_and_the_epochs_do_not(tiny_checkpoint: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch, frozen: bool,
-                                                             prompt: bool) -> None:
+                                                             prompt: bool, once: bool) -> None:
     """`train.sft.dagger_frozen_context` (and `dagger_frozen_prompt`): the rounds' passes go
     through frozen contexts (up to each correction's reply), the warm-up's epochs (whole games)
-    never do."""
+    never do; with `dagger_context_once` every such pass reads the contexts kept for the round,
+    each computed once."""
     from ttt_lab.train import sft_context, sft_lean
     from ttt_lab.train.sft import run_sft
 
     from .test_sft_lean import tree_dagger_cfg
 
     real_fit, real_loss, fits, calls, at_reply = sft_lean.LeanSFT.fit_passes, sft_context.loss_sum, [], [], set()
+    kept, real_kept = [], sft_context.Contexts
 
     def fit_passes(self, passes, schedule, *a, **k):
         fits.append((schedule.frozen_context, schedule.frozen_prompt))
         return real_fit(self, passes, schedule, *a, **k)
 
-    def loss_sum(model, items, pad):
-        calls.append(len(fits))
+    def loss_sum(model, items, pad, contexts=None):
+        calls.append((len(fits), contexts is not None and contexts is kept[-1]))
         for e in items:  # a correction (one reply carries loss): does its context reach the reply?
             trained = [i for i, t in enumerate(e.labels) if t != IGNORE]
             if trained[-1] - trained[0] + 1 == len(trained):
                 at_reply.add(e.context == trained[0] - 1)
-        return real_loss(model, items, pad)
+        return real_loss(model, items, pad, contexts)
 
     monkeypatch.setattr(sft_lean.LeanSFT, "fit_passes", fit_passes)
     monkeypatch.setattr(sft_context, "loss_sum", loss_sum)
+    monkeypatch.setattr(sft_context, "Contexts", lambda *a: kept.append(real_kept(*a)) or kept[-1])
     cfg = tree_dagger_cfg(tmp_path, "train.sft.dagger_rounds=1", "train.sft.dagger_pool=latest",
                           f"train.sft.dagger_frozen_context={str(frozen).lower()}",
-                          f"train.sft.dagger_frozen_prompt={str(prompt).lower()}")
+                          f"train.sft.dagger_frozen_prompt={str(prompt).lower()}",
+                          f"train.sft.dagger_context_once={str(once).lower()}")
     one = run_sft(cfg, str(tiny_checkpoint), tmp_path / "sft")["dagger"][0]
     assert one["pool"] > 0 and fits == [(False, False), (frozen, prompt)]
-    assert (set(calls) == {2}) if frozen else not calls
+    assert (set(calls) == {(2, once)}) if frozen else not calls
     assert at_reply == ({prompt} if frozen else set())
+    assert len(kept) == once
+
+
+def kept_reference(model, source, e) -> torch.Tensor:
+    """`truncated_reference` with the context's keys and values computed by `source` instead."""
+    ids, cache = torch.tensor([e.ids]), None
+    if e.context:
+        with torch.no_grad():
+            cache = source(input_ids=ids[:, : e.context], use_cache=True).past_key_values
+    logits = model(input_ids=ids[:, e.context:], cache=cache, use_cache=True).logits[0, :-1].float()
+    return F.cross_entropy(logits, torch.tensor(e.labels[e.context + 1:]), ignore_index=IGNORE, reduction="sum")
+
+
+@pytest.mark.numerics
+def test_kept_contexts_are_those_of_the_weights_that_computed_them(two_layers: Path,  # noqa: F811
+                                                                   tmp_path: Path) -> None:
+    """`Contexts`: kept, then read by the same weights, the loss and every gradient are the frozen
+    pass's own; read by other weights, they are each example's context computed by the first
+    weights, the rest by the second (and not what those compute themselves). The tokens every
+    context shares are kept once."""
+    import copy
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 3)
+    items = [*positions(tok, records), encode(tok, records[0].messages)]
+    items += [items[2], sft_context.reply_only(items[3])]
+    kept = sft_context.Contexts(model, items)
+    contexts = {tuple(e.ids[: e.context]) for e in items if e.context}
+    short = min(len(c) for c in contexts)
+    shared = next(i for i in range(short + 1) if i == short or len({c[i] for c in contexts}) > 1)
+    assert len(kept) == len(contexts) and kept.shared == shared > 0
+    per_token = 2 * sum(lay.self_attn.k_proj.weight.shape[0] for lay in model.model.layers) * 8
+    assert kept.nbytes == per_token * (kept.shared + sum(len(c) - kept.shared for c in contexts))
+
+    def loss_and_grads(m, contexts) -> tuple[float, list[torch.Tensor]]:
+        m.zero_grad()
+        loss = sft_context.loss_sum(m, items, 0, contexts)
+        loss.backward()
+        return float(loss), [p.grad.clone() for p in m.parameters()]
+
+    read, live = loss_and_grads(model, kept), loss_and_grads(model, None)
+    assert read[0] == pytest.approx(live[0], rel=1e-12)
+    for a, b in zip(read[1], live[1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
+    moved = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in moved.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel()), dtype=p.dtype))
+    stale = sft_context.loss_sum(moved, items, 0, kept)
+    reference = sum(kept_reference(moved, model, e) for e in items)
+    assert float(stale) == pytest.approx(float(reference), rel=1e-7)
+    assert float(stale) != pytest.approx(float(sft_context.loss_sum(moved, items, 0)), rel=1e-4)
+
+
+@pytest.fixture(scope="module")
+def pool(two_layers: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple:  # noqa: F811
+    """An fp64 two-layer model and examples of every form: positions, a whole game, contexts to the reply."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path_factory.mktemp("pool")), 3)
+    items = [*positions(tok, records), encode(tok, records[1].messages)]
+    return model, items + [sft_context.reply_only(e) for e in items]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_kept_contexts_read_as_any_micro_batch_computes_them(pool: tuple, data: st.DataObject) -> None:
+    """Any micro-batch (repeats, whole games, contexts to the reply or not) of the examples whose
+    contexts were kept reads the cache that `_contexts` computes for it: the same width and the
+    same keys and values, to fp64 rounding (the shared prefixes split elsewhere)."""
+    from ttt_lab.train import sft_context
+
+    model, pool = pool
+    chosen = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+    kept = sft_context.Contexts(model, data.draw(st.permutations(pool)))
+    (read, w_read), (live, w_live) = kept.cache(model, chosen), sft_context._contexts(model, chosen)
+    assert w_read == w_live == max(e.context for e in chosen)
+    if live is None:
+        assert read is None
+        return
+    for a, b in zip(read.layers, live.layers, strict=True):
+        torch.testing.assert_close(a.keys, b.keys, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(a.values, b.values, rtol=1e-12, atol=1e-12)
+
+
+def test_a_round_with_kept_contexts_computes_each_once(two_layers: Path, tmp_path: Path,  # noqa: F811
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Schedule.context_once`: a call's contexts are computed once, before its first update, and
+    no update computes its own; at a zero rate (the weights still) every loss is the frozen
+    passes' own; the kept contexts go with the call."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import LeanSFT, Schedule, encode
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, dtype=torch.float64)
+    records = games(cfg_for(tmp_path), 3)
+    data = [*positions(tok, records), encode(tok, records[2].messages)]
+    loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=4, micro_batch_size=2, bf16=False, seed=0)
+    live = loop.fit_passes([data, data[:5]], Schedule("constant", 0, frozen_context=True))
+    real, computed, built = sft_context._contexts, [], []
+    monkeypatch.setattr(sft_context, "_contexts", lambda m, items: computed.append(items) or real(m, items))
+    monkeypatch.setattr(loop, "keep_contexts", lambda *a, real=loop.keep_contexts: built.append(a) or real(*a))
+    loop.gen.manual_seed(0)
+    once = loop.fit_passes([data, data[:5]], Schedule("constant", 0, frozen_context=True, context_once=True))
+    assert once == pytest.approx(live, rel=1e-9) and not computed and len(built) == 1
+    assert loop.contexts is None
+
+
+def test_kept_contexts_need_frozen_contexts(tmp_path: Path) -> None:
+    from ttt_lab.errors import InvalidSetting
+
+    with pytest.raises(InvalidSetting, match=r"dagger_context_once.*dagger_frozen_context=true"):
+        cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_context_once=true")
+    cfg_for(tmp_path, "train.sft.loop=lean", "train.sft.dagger_frozen_context=true",
+            "train.sft.dagger_context_once=true")
 
 
 def test_frozen_prompts_need_frozen_contexts(tmp_path: Path) -> None:

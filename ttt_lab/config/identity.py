@@ -25,7 +25,8 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], Any] = {
         "dagger_reach_cap": 1, "pack_tokens": 0, "order": "random", "dagger_keep_best": False,
         "dagger_order": None, "dagger_mistakes": "teacher", "dagger_pool": "all",
         "dagger_replay_passes": None, "dagger_lines": True, "dagger_below_mistakes": True,
-        "dagger_frozen_context": False, "dagger_frozen_prompt": False, "attention": None}.items()},
+        "dagger_frozen_context": False, "dagger_frozen_prompt": False, "dagger_context_once": False,
+        "attention": None}.items()},
     # each level, then the emptied section: a level added later leaves older trees' hashes alone
     **{("train", "sft", "dagger_until", k): None for k in dataclasses.asdict(DaggerUntil())},
     ("train", "sft", "dagger_until"): {}}

@@ -153,6 +153,13 @@ class SftConfig:
     through that exchange only (train/sft_context.py): the same loss, a gradient without the terms
     through the context's keys and values, a correction's pass cheaper (docs/benchmarks.md, "Frozen
     contexts"). The teacher's lines (a loss on every reply) pass whole."""
+    dagger_context_once: bool = False
+    """With `dagger_frozen_context`: each distinct context of a round's corrections is computed once,
+    before the round's passes (in token order, each shared prefix once), and its keys and values
+    kept in memory for the round; every pass reads them instead of computing them at each update.
+    The passes are cheaper by the contexts' share (docs/benchmarks.md, "Contexts kept a round"); the
+    contexts are the round's first weights', up to a round's updates older than the weights they
+    meet."""
     dagger_frozen_prompt: bool = False
     """With `dagger_frozen_context`: a correction's context also holds its prompt (the user's turn
     that shows the board, and the assistant's header), so only the positions that predict the
@@ -254,6 +261,10 @@ def _validate_dagger(s: SftConfig) -> None:
         raise InvalidSetting("train.sft.dagger_frozen_context", s.dagger_frozen_context,
                              "false while DAgger's passes are packed into prefix tries (train.sft.pack_tokens with "
                              "train.sft.dagger_order=prefix): a trie computes every token with gradient")
+    if s.dagger_context_once and not s.dagger_frozen_context:
+        raise InvalidSetting("train.sft.dagger_context_once", s.dagger_context_once,
+                             "false unless train.sft.dagger_frozen_context=true (only contexts computed without "
+                             "gradient can be kept)")
     if s.dagger_frozen_prompt and not s.dagger_frozen_context:
         raise InvalidSetting("train.sft.dagger_frozen_prompt", s.dagger_frozen_prompt,
                              "false unless train.sft.dagger_frozen_context=true (the prompt is frozen with the "

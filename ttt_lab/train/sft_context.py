@@ -8,13 +8,15 @@ exchange that ends in the trained reply then runs with gradient, attending to th
 values. The loss is the same; the gradient drops the
 terms through the context's keys and values (truncated backpropagation, as Transformer-XL's
 memory). The contexts sit right-aligned in one cache, so examples of any depth share a
-micro-batch.
+micro-batch. `Contexts` computes each distinct context once and keeps it, so that a round's passes
+read their contexts instead of computing them at every update (`train.sft.dagger_context_once`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -22,12 +24,13 @@ import torch.nn.functional as F
 from ttt_lab.train.sft_rows import IGNORE, Encoded, common_prefix, parts, wide
 
 
-def loss_sum(model, items: Sequence[Encoded], pad: int) -> torch.Tensor:
+def loss_sum(model, items: Sequence[Encoded], pad: int, contexts: Contexts | None = None) -> torch.Tensor:
     """The summed cross-entropy of `items`' loss-carrying tokens past their contexts (fp32
-    logits), every context's keys and values without gradient."""
+    logits), every context's keys and values without gradient: read from `contexts` (which must
+    hold each of them), or computed here."""
     decoder, lm_head = parts(model)
     device = next(model.parameters()).device
-    cache, width = _contexts(model, items)
+    cache, width = _contexts(model, items) if contexts is None else contexts.cache(model, items)
     seg = max(len(e.ids) - e.context for e in items)
     ids = torch.full((len(items), seg), pad, dtype=torch.long)
     labels = torch.full((len(items), seg), IGNORE, dtype=torch.long)
@@ -59,6 +62,48 @@ def reply_only(e: Encoded) -> Encoded:
     return replace(e, context=max(e.context, trained[0] - 1))
 
 
+class Contexts:
+    """The keys and values of each distinct context of `items` (`Encoded.context` tokens), computed
+    once without gradient in token order (`_in_token_order`) by the model as it is now, and kept;
+    the tokens every context begins with are kept once. Read at later weights, they are the
+    contexts of these weights, not of those (the truncation reaches back to them)."""
+
+    def __init__(self, model, items: Sequence[Encoded]) -> None:
+        distinct = list({tuple(e.ids[: e.context]): e for e in items if e.context}.values())
+        keys = [tuple(e.ids[: e.context]) for e in distinct]
+        self.shared = min((common_prefix(list(keys[0]), list(k)) for k in keys), default=0)
+        self.tails: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}
+        self.head: list[tuple[torch.Tensor, torch.Tensor]] = []
+        with torch.no_grad():
+            for i, cache, _ in _in_token_order(model, distinct, [e.context for e in distinct]):
+                if not self.head:
+                    self.head = [(lay.keys[0, :, : self.shared].clone(), lay.values[0, :, : self.shared].clone())
+                                 for lay in cache.layers]
+                self.tails[keys[i]] = [(lay.keys[0, :, self.shared:].clone(), lay.values[0, :, self.shared:].clone())
+                                       for lay in cache.layers]
+
+    @property
+    def nbytes(self) -> int:
+        """The memory the kept keys and values take."""
+        return sum(t.nbytes for layers in [self.head, *self.tails.values()] for pair in layers for t in pair)
+
+    def __len__(self) -> int:
+        return len(self.tails)
+
+    def cache(self, model, items: Sequence[Encoded]):
+        """`items`' kept contexts right-aligned in one cache, as `_contexts` computes them."""
+        from transformers import DynamicCache
+
+        width = max(e.context for e in items)
+        if width == 0:
+            return None, 0
+        rows = [self.tails[tuple(e.ids[: e.context])] if e.context else None for e in items]
+        layers = [tuple(_aligned([None if r is None else torch.cat([self.head[k][part], r[k][part]], dim=1)[None]
+                                  for r in rows], width) for part in (0, 1))
+                  for k in range(model.config.num_hidden_layers)]
+        return DynamicCache(ddp_cache_data=layers, config=model.config), width
+
+
 def _contexts(model, items: Sequence[Encoded]):
     """Every item's context computed without gradient (`_in_token_order`), right-aligned in one
     cache `width` columns wide; None and 0 when no item has one."""
@@ -77,7 +122,7 @@ def _contexts(model, items: Sequence[Encoded]):
 
 
 def _in_token_order(model, items: Sequence[Encoded], ends: Sequence[int], *, hidden: bool = False
-                    ) -> Iterator[tuple[int, object, torch.Tensor | None]]:
+                    ) -> Iterator[tuple[int, Any, torch.Tensor | None]]:
     """For each item with `ends[i]` > 0, in token order: its index, the keys and values of its
     first `ends[i]` tokens and (with `hidden`) their last hidden states. Each item computes only
     the tokens past its common prefix with the item before, whose keys, values and hidden states

@@ -29,8 +29,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ttt_lab import log
 from ttt_lab.train import sft_context
 from ttt_lab.train.sft_rows import IGNORE, Encoded, parts, wide
+
+LOG = log.get("train")
 
 
 def encode(tokenizer, messages: list[dict[str, str]], train_on: Sequence[bool] | None = None, *,
@@ -147,6 +150,9 @@ class Schedule:
     frozen_prompt: bool = False
     """With `frozen_context`, a single-reply example's context reaches its reply
     (`sft_context.reply_only`)."""
+    context_once: bool = False
+    """With `frozen_context`, the contexts are computed once, before this call's first step, and
+    read by every pass (`sft_context.Contexts`)."""
 
 
 class LeanSFT:
@@ -169,6 +175,8 @@ class LeanSFT:
         self.step = 0
         self.tokens = 0
         self.seconds = 0.0
+        self.contexts: sft_context.Contexts | None = None
+        """Kept contexts that frozen-context updates read instead of computing (`keep_contexts`)."""
 
     def update(self, games: Sequence[Encoded], packed: bool = False, frozen_context: bool = False,
                frozen_prompt: bool = False) -> float:
@@ -204,7 +212,7 @@ class LeanSFT:
         for chunk, cut in [(c, True) for c in frozen] + [(c, False) for c in whole]:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 if cut:
-                    loss = sft_context.loss_sum(self.model, chunk, self.pad) / items
+                    loss = sft_context.loss_sum(self.model, chunk, self.pad, self.contexts) / items
                 else:
                     ids, labels = batch_tensors(chunk, self.pad)
                     loss = loss_sum(self.model, ids.to(device), labels.to(device), head=self.head,
@@ -222,6 +230,22 @@ class LeanSFT:
         frozen = sorted((g for g in games if frozen_context and g.context), key=lambda g: len(g.ids) - g.context)
         whole = sorted((g for g in games if not (frozen_context and g.context)), key=lambda g: len(g.ids))
         return self._chunks(frozen, True), self._chunks(whole)
+
+    def keep_contexts(self, games: Sequence[Encoded], frozen_prompt: bool = False) -> sft_context.Contexts:
+        """Compute the contexts of `games` (up to each reply with `frozen_prompt`) as a frozen-context
+        update would (this loop's kernel and precision, no gradient), and keep them for the updates
+        that follow (`contexts`); the seconds count as the passes'."""
+        device = next(self.model.parameters()).device
+        t = time.perf_counter()
+        items = [sft_context.reply_only(g) for g in games] if frozen_prompt else list(games)
+        with attention_kernel(self.model, self.attention), torch.autocast(device.type, dtype=torch.bfloat16,
+                                                                          enabled=self.bf16):
+            self.contexts = sft_context.Contexts(self.model, items)
+        took = time.perf_counter() - t
+        self.seconds += took
+        LOG.info(f"{len(self.contexts)} contexts computed once and kept ({self.contexts.nbytes / 2**20:.0f} MiB, "
+                 f"{took:.0f} s)")
+        return self.contexts
 
     def _chunks(self, games: Sequence[Encoded], frozen_context: bool = False) -> list[Sequence[Encoded]]:
         """Micro-batches of `micro_batch_size` games; with `frozen_context`, of as many as keep the
@@ -271,6 +295,15 @@ class LeanSFT:
         sched = get_scheduler(schedule.name, self.opt, num_warmup_steps=schedule.warmup_steps,
                               num_training_steps=sum(math.ceil(len(d) / self.batch) for d in passes))
         self.model.train()
+        if schedule.frozen_context and schedule.context_once:
+            self.keep_contexts([g for data in passes for g in data], schedule.frozen_prompt)
+        try:
+            return self._passes(passes, schedule, sched, on_step, on_epoch)
+        finally:
+            self.contexts = None
+
+    def _passes(self, passes: Sequence[Sequence[Encoded]], schedule: Schedule, sched,
+                on_step: Callable[[int, float], None] | None, on_epoch: Callable[[int], None] | None) -> list[float]:
         losses = []
         order = schedule.order or self.order
         for epoch, data in enumerate(passes):

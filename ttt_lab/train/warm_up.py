@@ -226,7 +226,7 @@ def _dagger(cfg: Config, loop: LeanSFT, model, tokenizer, runtime: Runtime, play
         rounds.append(row)
         if pool:
             rate = Schedule(s.dagger_lr_scheduler or s.lr_scheduler, 0, s.dagger_learning_rate, s.dagger_order,
-                            s.dagger_frozen_context, s.dagger_frozen_prompt)
+                            s.dagger_frozen_context, s.dagger_frozen_prompt, s.dagger_context_once)
             losses += loop.fit_passes(passes, rate, on_step=on_step,
                                       on_epoch=functools.partial(_epoch_done, measure, f"DAgger {k + 1}"))
     rounds += _end_rows(cfg, model, tokenizer, runtime, player, rows, keep)
