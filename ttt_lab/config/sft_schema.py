@@ -157,9 +157,10 @@ class SftConfig:
     """With `dagger_frozen_context`: each distinct context of a round's corrections is computed once,
     before the round's passes (in token order, each shared prefix once), and its keys and values
     kept in memory for the round; every pass reads them instead of computing them at each update.
-    The passes are cheaper by the contexts' share (docs/benchmarks.md, "Contexts kept a round"); the
-    contexts are the round's first weights', up to a round's updates older than the weights they
-    meet."""
+    The passes are cheaper by the contexts' share less the build (docs/benchmarks.md, "Contexts kept
+    a round"); the contexts are the round's first weights', up to a round's updates older than the
+    weights they meet. On SmolLM2 its rounds fixed less on the one seed run (the real-model finding,
+    run 29): off unless measured to help."""
     dagger_frozen_prompt: bool = False
     """With `dagger_frozen_context`: a correction's context also holds its prompt (the user's turn
     that shows the board, and the assistant's header), so only the positions that predict the
