@@ -327,6 +327,34 @@ def test_a_round_with_kept_contexts_computes_each_once(two_layers: Path, tmp_pat
     assert loop.contexts is None
 
 
+def test_kept_contexts_are_built_as_the_passes_compute_them(two_layers: Path, tmp_path: Path,  # noqa: F811
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`keep_contexts` builds under the loop's precision (the keys' and values' dtypes a frozen pass
+    computes under autocast) and its passes' kernel (`train.sft.attention`), the model's own after."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ttt_lab.train import sft_context
+    from ttt_lab.train.sft_lean import LeanSFT
+
+    tok = AutoTokenizer.from_pretrained(two_layers)
+    model = AutoModelForCausalLM.from_pretrained(two_layers, attn_implementation="sdpa")
+    data = positions(tok, games(cfg_for(tmp_path), 2))
+    kernels, real = [], sft_context.Contexts
+    monkeypatch.setattr(sft_context, "Contexts", lambda m, items: kernels.append(m.config._attn_implementation)
+                        or real(m, items))
+    for bf16 in (True, False):
+        loop = LeanSFT(model, tok, learning_rate=0.0, batch_size=4, micro_batch_size=2, bf16=bf16, seed=0,
+                       attention="eager")
+        kept = loop.keep_contexts(data)
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            live = sft_context._contexts(model, [e for e in data if e.context])[0]
+        for part in (0, 1):  # keys, values: as a frozen pass computes them (bf16 where autocast makes them so)
+            assert {pair[part].dtype for layers in [kept.head, *kept.tails.values()] for pair in layers} == {
+                (lay.keys, lay.values)[part].dtype for lay in live.layers}
+        assert (torch.bfloat16 in {lay.values.dtype for lay in live.layers}) == bf16
+    assert kernels == ["eager", "eager"] and model.config._attn_implementation == "sdpa"
+
+
 def test_kept_contexts_need_frozen_contexts(tmp_path: Path) -> None:
     from ttt_lab.errors import InvalidSetting
 
