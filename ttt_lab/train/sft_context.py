@@ -71,7 +71,7 @@ class Contexts:
     def __init__(self, model, items: Sequence[Encoded]) -> None:
         distinct = list({tuple(e.ids[: e.context]): e for e in items if e.context}.values())
         keys = [tuple(e.ids[: e.context]) for e in distinct]
-        self.shared = min((common_prefix(list(keys[0]), list(k)) for k in keys), default=0)
+        self.shared = min((common_prefix(keys[0], k) for k in keys), default=0)
         self.tails: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}
         self.head: list[tuple[torch.Tensor, torch.Tensor]] = []
         with torch.no_grad():
@@ -98,9 +98,8 @@ class Contexts:
         if width == 0:
             return None, 0
         rows = [self.tails[tuple(e.ids[: e.context])] if e.context else None for e in items]
-        layers = [tuple(_aligned([None if r is None else torch.cat([self.head[k][part], r[k][part]], dim=1)[None]
-                                  for r in rows], width) for part in (0, 1))
-                  for k in range(model.config.num_hidden_layers)]
+        layers = [tuple(_aligned([() if r is None else (self.head[k][part], r[k][part]) for r in rows], width)
+                        for part in (0, 1)) for k in range(model.config.num_hidden_layers)]
         return DynamicCache(ddp_cache_data=layers, config=model.config), width
 
 
@@ -116,7 +115,7 @@ def _contexts(model, items: Sequence[Encoded]):
     with torch.no_grad():
         for i, cache, _ in _in_token_order(model, items, [e.context for e in items]):
             rows[i] = cache
-        layers = [tuple(_aligned([None if r is None else getattr(r.layers[k], part) for r in rows], width)
+        layers = [tuple(_aligned([() if r is None else (getattr(r.layers[k], part)[0],) for r in rows], width)
                         for part in ("keys", "values")) for k in range(model.config.num_hidden_layers)]
     return DynamicCache(ddp_cache_data=layers, config=model.config), width
 
@@ -149,13 +148,16 @@ def _in_token_order(model, items: Sequence[Encoded], ends: Sequence[int], *, hid
         yield i, cache, states
 
 
-def _aligned(tensors: list[torch.Tensor | None], width: int) -> torch.Tensor:
-    """[1, heads, n_i, dim] tensors right-aligned in one zero-padded [b, heads, width, dim]."""
-    like = next(t for t in tensors if t is not None)
-    out = like.new_zeros((len(tensors), like.shape[1], width, like.shape[3]))
-    for i, t in enumerate(tensors):
-        if t is not None and t.shape[2]:
-            out[i, :, width - t.shape[2]:] = t[0]
+def _aligned(rows: list[Sequence[torch.Tensor]], width: int) -> torch.Tensor:
+    """Each row's [heads, n, dim] pieces, one after another, right-aligned in one zero-padded
+    [b, heads, width, dim] (a row without pieces: zeros)."""
+    like = next(t for r in rows for t in r)
+    out = like.new_zeros((len(rows), like.shape[0], width, like.shape[2]))
+    for i, pieces in enumerate(rows):
+        end = width - sum(t.shape[1] for t in pieces)
+        for t in pieces:
+            out[i, :, end: end + t.shape[1]] = t
+            end += t.shape[1]
     return out
 
 
