@@ -1,18 +1,14 @@
 """The real-model finding's figure reads a warm-up summary's curves in minutes and percent."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.finding_script import load
 
 
 def _curve():
-    spec = importlib.util.spec_from_file_location("curve", ROOT / "docs/findings/real-model/curve.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("docs/findings/real-model/curve.py")
 
 
 SUMMARY = {"accuracy": [{"after": "start", "seconds": 6.0, "move": 0.2}, {"after": "epoch 1", "seconds": 120.0,

@@ -1,19 +1,14 @@
 """The real-model finding's table reads a warm-up summary: each round's passes, the walk after it,
 the weights the warm-up ends with."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.finding_script import load
 
 
 def _table():
-    spec = importlib.util.spec_from_file_location("table", ROOT / "docs/findings/real-model/table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("docs/findings/real-model/table.py")
 
 
 def _walk(after: str, seconds: float, loss: float, **more) -> dict:
