@@ -61,3 +61,10 @@ def test_a_warm_up_without_rounds_is_its_last_epoch() -> None:
 def test_walks_of_the_optimal_lines_only_are_refused() -> None:
     with pytest.raises(SystemExit, match="whole-tree"):
         _table().rows({"accuracy": CURVE, "dagger": [{"after": "DAgger 1 start", "walk_seconds": 9.0}]})
+
+
+def test_a_round_that_ran_no_pass_has_no_line() -> None:
+    empty = {**ENDED, "dagger": [_walk("DAgger 1 start", 500.0, 0.125, round=1, pool=0),
+                                 _walk("DAgger 2 start", 600.0, 0.125, round=2, pool=0)],
+             "accuracy": CURVE[:3]}
+    assert [r for r in _table().rows(empty) if r.startswith("| round")] == []

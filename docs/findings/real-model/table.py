@@ -60,6 +60,8 @@ def rows(summary: dict) -> list[str]:
     prev = epochs[-1]["train_seconds"] if epochs else 0.0
     for walk, after in itertools.pairwise(walks):
         done = passes(walk)
+        if not done:  # a round with nothing to train (an empty pool) ran no pass
+            continue
         took = []
         for p in done:
             took.append(f"{p['train_seconds'] - prev:.0f}")
