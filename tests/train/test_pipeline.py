@@ -72,4 +72,26 @@ def test_the_warm_up_key_changes_with_what_the_warm_up_reads_and_only_that(tiny_
     # a warm-up is keyed on how it ran: auto is bf16 on native hardware only, and never compiles
     assert (key("train.precision=fp32") == base) != native_bf16("cpu")
     assert (key("train.precision=bf16") == base) == native_bf16("cpu")
-    assert key("train.compile=false") == base and key("train.compile=true") != base
+    # the lean loop never compiles; TRL's does
+    assert key("train.compile=false") == base and key("train.compile=true") == base
+    trl = ("train.sft.loop=trl", "train.sft.dagger_rounds=0")
+    assert key(*trl) != base and key(*trl, "train.compile=true") != key(*trl)
+
+
+def test_the_warm_up_key_holds_what_its_dagger_walks_read(tiny_checkpoint: Path) -> None:
+    """The rounds' walks read the reply budget and the goal that ends them (and, with a reach cap,
+    the evaluation suite): a warm-up built under other values is not reused; without rounds they
+    read nothing."""
+    from ttt_lab.train.pipeline import sft_key
+
+    def key(*more: str) -> str:
+        return sft_key(load(["experiment=tiny_cpu", *more]).cfg, str(tiny_checkpoint))
+
+    base = key()
+    assert load(["experiment=tiny_cpu"]).cfg.train.sft.dagger_rounds > 0
+    assert key("player.max_new_tokens=7") != base and key("opponent.stop_at_wins=null") != base
+    assert key("eval.suite=quick") == base  # no reach cap: the suite is not read
+    capped = key("train.sft.dagger_reach_cap=4")
+    assert capped != base and key("train.sft.dagger_reach_cap=4", "eval.suite=quick") != capped
+    off = key("train.sft.dagger_rounds=0")
+    assert key("train.sft.dagger_rounds=0", "player.max_new_tokens=7", "opponent.stop_at_wins=null") == off

@@ -188,7 +188,7 @@ class TrainConfig:
     """Games per forward/backward pass of an RL update (and of an SFT update); gradients accumulate
     over the batch's games (one optimizer step). Smaller passes use less memory."""
     gradient_checkpointing: bool = False
-    """Recompute activations during the backward pass (SFT and RL) to save memory: for large
+    """Recompute activations during the backward pass (TRL's SFT and RL) to save memory: for large
     models on a GPU. Off by default: a small model has no memory to save and would pay about a
     quarter more compute (TRL's SFT turns it on unless told)."""
     precision: str = "auto"
@@ -196,7 +196,8 @@ class TrainConfig:
     weights. auto: bf16 where the hardware computes it natively (a CUDA GPU with bf16; a CPU
     with AVX512-BF16 or AMX), else fp32, saying so in one line."""
     compile: str = "auto"
-    """torch.compile the model for SFT and RL updates (the trainer's `torch_compile`): true | false |
+    """torch.compile the model for TRL's SFT and RL updates (the trainer's `torch_compile`; the lean
+    warm-up loop runs uncompiled): true | false |
     auto. auto: off, saying why in one line: on a CPU compiling costs more than it saves in a run
     of minutes (docs/benchmarks.md); not yet measured on a GPU (true to try it there)."""
     processes: int = 1

@@ -83,7 +83,9 @@ class SftConfig:
     the teacher-forced accuracy on the optimal opponent's positions after every epoch, and the
     DAgger rounds. The same loss as trl's."""
     micro_batch_size: int | None = None
-    """Games per forward/backward pass of the warm-up; unset: `train.micro_batch_size`."""
+    """lean loop: games per forward/backward pass of the warm-up (unset: `train.micro_batch_size`;
+    a frozen-context pass holds as many as keep its tokens with gradient within what this many of
+    the update's longest game hold). TRL's loop passes `train.micro_batch_size`."""
     head: str = "loss"
     """lean loop: loss (the LM head only where the loss is) | full (every position, as trl)."""
     share_prefix: bool = True

@@ -54,18 +54,26 @@ def warm_up_settings(cfg: Config) -> dict:
 
     sft = dataclasses.asdict(cfg.train.sft)
     del sft["seed"]  # the warm-up's seed is the key's "seed"
-    return {"sft": sft, "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
+    spec = {"sft": sft, "env": dataclasses.asdict(cfg.env), "dataset": dataclasses.asdict(teacher_dataset(cfg)),
             "seed": warm_up_seed(cfg), "model": dataclasses.asdict(cfg.model) | {"path": ""}}
+    if cfg.train.sft.dagger_rounds:  # its walks read the reply budget, the goal ending the rounds, a reach cap's suite
+        from ttt_lab.evaluation.suite import entries
+
+        spec["walk"] = {"max_new_tokens": cfg.player.max_new_tokens, "stop_at_wins": cfg.opponent.stop_at_wins,
+                        "suite": [dataclasses.asdict(e) for e in entries(cfg)] if cfg.train.sft.dagger_reach_cap > 1
+                        else None}
+    return spec
 
 
 def sft_key(cfg: Config, base: str, runtime: Runtime | None = None) -> str:
     """The warm-up cache's key: its settings and the base model's *content* (how the home
     path is spelled must not matter: a sweep worker's absolute home and the CLI's `runs`
     share one warm-up), nor do settings the warm-up never reads (the RL phases' dataset sampling:
-    a curriculum study's arms share one); a bf16 or compiled warm-up is not an fp32 one."""
+    a curriculum study's arms share one); a bf16 or compiled warm-up is not an fp32 one (the lean
+    loop never compiles)."""
     spec = {"base": checkpoint_digest(base), **warm_up_settings(cfg)}
     runtime = runtime or resolve(cfg)  # how the warm-up's arithmetic ran: a bf16 or compiled one differs
-    spec |= {"bf16": runtime.bf16, "compiled": runtime.compile}
+    spec |= {"bf16": runtime.bf16, "compiled": runtime.compile and cfg.train.sft.loop == "trl"}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
